@@ -1,0 +1,25 @@
+# Two entry points for a fresh machine (see README): `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --editable '.[test]'
+	touch $(STAMP)
+
+.PHONY: install demo test lint bench qualify
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m provider demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+	$(PY) -m mypy
+	$(PY) -m ruff check provider tests tools
+
+bench: $(STAMP)
+	$(PY) tools/bench

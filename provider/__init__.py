@@ -1,0 +1,17 @@
+"""obelisk-session-evidence: a read-only, scoped, bounded historical-evidence provider over Obelisk.
+
+The public surface is small: :func:`answer` (request bytes in, response envelope out) and the CLI.
+"""
+
+from provider._version import CONTRACT_VERSION, PROVIDER_VERSION
+
+__all__ = ["CONTRACT_VERSION", "PROVIDER_VERSION", "answer"]
+
+
+def __getattr__(name: str) -> object:
+    # Lazy: importing the package must not import pydantic/apsw (cold start).
+    if name == "answer":
+        from provider.service import answer
+
+        return answer
+    raise AttributeError(name)

@@ -1,0 +1,1 @@
+"""Admission: the operator's configuration and the pure request-admission function."""

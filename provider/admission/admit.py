@@ -1,0 +1,87 @@
+"""Admission: a pure function of (request, config) that yields the scope to read or a typed rejection.
+
+Nothing here touches the index, the clock or the filesystem, so every branch is tested exhaustively.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from provider.admission.config import EnabledScope, ProviderConfig
+from provider.contract.models import EvidenceType, HistoricalEvidenceRequestV0, Limits, Trigger
+from provider.errors import (
+    InvalidQueryTerms,
+    InvalidRequest,
+    LimitOverCeiling,
+    NotEnabled,
+    ScopeMismatch,
+    TriggerNotAdmitted,
+)
+
+STAGE_TRIGGERS: dict[int, frozenset[Trigger]] = {
+    1: frozenset({"operator_requested_history"}),
+    2: frozenset({"operator_requested_history", "replan_repetition", "hypothesis_history_gap",
+                  "resume_or_handoff_gap"}),
+}
+
+
+@dataclass(frozen=True)
+class AdmittedRequest:
+    """What retrieval may read: exactly one enabled scope, and the request's bounded asks."""
+
+    request: HistoricalEvidenceRequestV0
+    scope: EnabledScope
+    evidence_types: tuple[EvidenceType, ...]
+    query_terms: tuple[str, ...]
+    limits: Limits
+
+
+def _find_scope(request: HistoricalEvidenceRequestV0, config: ProviderConfig) -> EnabledScope:
+    asked = request.scope
+    same_agent_project = [s for s in config.scopes
+                          if s.agent_id == asked.agent_id and s.project_id == asked.project_id]
+    if not same_agent_project:
+        raise NotEnabled
+    exact = [s for s in same_agent_project if s.repository_id == asked.repository_id]
+    if not exact:
+        raise ScopeMismatch
+    return exact[0]
+
+
+def _check_limits(limits: Limits, config: ProviderConfig) -> None:
+    ceilings = config.ceilings
+    for name in ("max_sessions", "max_items", "max_snippet_chars", "max_total_chars"):
+        value = getattr(limits, name)
+        if value < 1:
+            raise InvalidRequest(f"limits.{name} must be a positive integer")
+        if value > getattr(ceilings, name):
+            raise LimitOverCeiling(f"limits.{name} is above the provider ceiling")
+
+
+def _check_terms(terms: list[str], config: ProviderConfig) -> tuple[str, ...]:
+    ceilings = config.ceilings
+    if not terms or len(terms) > ceilings.max_query_terms:
+        raise InvalidQueryTerms("query_terms must hold between 1 and max_query_terms terms")
+    if any(len(term) > ceilings.max_term_chars for term in terms):
+        raise InvalidQueryTerms("a query term is longer than max_term_chars")
+    return tuple(terms)
+
+
+def admit(request: HistoricalEvidenceRequestV0, config: ProviderConfig) -> AdmittedRequest:
+    """Admit a validated request against the operator's config, or raise a typed rejection."""
+    scope = _find_scope(request, config)
+    if request.trigger not in STAGE_TRIGGERS[scope.stage]:
+        raise TriggerNotAdmitted
+    if not request.evidence_types:
+        raise InvalidRequest("evidence_types must not be empty")
+    if len(set(request.evidence_types)) != len(request.evidence_types):
+        raise InvalidRequest("evidence_types must not repeat a type")
+    _check_limits(request.limits, config)
+    terms = _check_terms(request.query_terms, config)
+    return AdmittedRequest(
+        request=request,
+        scope=scope,
+        evidence_types=tuple(request.evidence_types),
+        query_terms=terms,
+        limits=request.limits,
+    )

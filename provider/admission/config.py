@@ -1,0 +1,117 @@
+"""The provider's configuration: enabled scopes, ceilings, deadline and recency window.
+
+Default-off: a missing config file means no enabled scope. The file lives in the platform config directory
+(``platformdirs``), or where ``OBELISK_SESSION_EVIDENCE_CONFIG`` says, and is written atomically with
+owner-only permissions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from provider.errors import ConfigInvalid
+
+CONFIG_ENV = "OBELISK_SESSION_EVIDENCE_CONFIG"
+APP_NAME = "obelisk-session-evidence"
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Ceilings(_Model):
+    """Upper bounds no request may exceed (a request above one is rejected, naming it)."""
+
+    max_sessions: int = Field(default=50, ge=1, le=1000)
+    max_items: int = Field(default=50, ge=1, le=1000)
+    max_snippet_chars: int = Field(default=2000, ge=40, le=20000)
+    max_total_chars: int = Field(default=32000, ge=100, le=1_000_000)
+    max_query_terms: int = Field(default=16, ge=1, le=64)
+    max_term_chars: int = Field(default=200, ge=3, le=1000)
+
+
+class RepositoryIdentity(_Model):
+    kind: Literal["git", "directory"]
+    root_commit: str | None = None
+    remote_digests: tuple[str, ...] = ()
+    worktrees: tuple[str, ...] = ()
+
+
+class QualificationRecord(_Model):
+    report_digest: str
+    passed: bool
+    generated_at: str
+
+
+class EnabledScope(_Model):
+    agent_id: str
+    project_id: str
+    repository_id: str
+    sources: tuple[str, ...]
+    roots: tuple[str, ...]
+    stage: Literal[1, 2] = 1
+    enabled_at: str = ""
+    repository_identity: RepositoryIdentity | None = None
+    qualification: QualificationRecord | None = None
+
+
+class ProviderConfig(_Model):
+    config_version: Literal[1] = 1
+    deadline_ms: int = Field(default=2000, ge=50, le=60000)
+    recency_days: int = Field(default=365, ge=1, le=36500)
+    revision_slack_days: int = Field(default=7, ge=0, le=3650)
+    ceilings: Ceilings = Ceilings()
+    transcript_homes: tuple[str, ...] = ()
+    scopes: tuple[EnabledScope, ...] = ()
+
+
+def default_config_path(env: Mapping[str, str]) -> Path:
+    override = env.get(CONFIG_ENV)
+    if override:
+        return Path(override)
+    from platformdirs import user_config_dir  # imported lazily: only when no override is given
+
+    return Path(user_config_dir(APP_NAME)) / "config.json"
+
+
+def load_config(path: Path) -> ProviderConfig:
+    """Read the config; a missing file is the default (nothing enabled)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return ProviderConfig()
+    except OSError:
+        raise ConfigInvalid("provider configuration could not be read") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigInvalid
+    try:
+        return ProviderConfig.model_validate_json(raw, strict=False)
+    except ValidationError:
+        raise ConfigInvalid from None
+
+
+def save_config(path: Path, config: ProviderConfig) -> None:
+    """Write atomically: a temp file in the same directory (0600), fsync, rename over the old file."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data = json.dumps(config.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,51 @@
+"""The time window searched: since the revision's merge-base (minus slack) when resolvable, else recency.
+
+Resolving a revision runs ``git`` in a bound root with a short timeout; the revision string is request
+content, so it is checked against a strict pattern and passed after ``--end-of-options``. Nothing from git's
+output or errors is ever echoed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from datetime import UTC, datetime
+
+from provider.admission.admit import AdmittedRequest
+from provider.admission.config import ProviderConfig
+
+_REV = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@^~{}-]{0,199}$")
+_GIT_TIMEOUT_S = 1.0
+
+
+def _iso(epoch_s: float) -> str:
+    return datetime.fromtimestamp(epoch_s, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def commit_time(root: str, revision: str) -> float | None:
+    """Committer time of ``revision`` in the repository at ``root``, or None when it cannot be resolved."""
+    if not _REV.match(revision) or ".." in revision:
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", root, "show", "-s", "--format=%ct", "--end-of-options", revision, "--"],
+            capture_output=True, timeout=_GIT_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = done.stdout.decode("ascii", "replace").strip().splitlines()
+    if done.returncode != 0 or not text or not text[0].isdigit():
+        return None
+    return float(text[0])
+
+
+def since_for(admitted: AdmittedRequest, config: ProviderConfig, now_s: float) -> str:
+    """ISO-8601 lower bound on session activity for this request."""
+    revision = admitted.request.revision
+    if revision is not None:
+        wanted = revision.merge_base or revision.current
+        for root in admitted.scope.roots:
+            when = commit_time(root, wanted)
+            if when is not None:
+                return _iso(when - config.revision_slack_days * 86400)
+    return _iso(now_s - config.recency_days * 86400)

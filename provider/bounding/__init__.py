@@ -1,0 +1,1 @@
+"""Bounding: folding, limits, snippets, redaction and receipts."""

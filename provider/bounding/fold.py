@@ -1,0 +1,45 @@
+"""Fold identical evidence repeated across sessions into one item that says how often it happened.
+
+That count is the repetition signal a replan needs ("this exact failure happened 3 times in 3 sessions").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from provider.contract.models import EVIDENCE_TYPES
+from provider.retrieval.evidence import Candidate
+
+
+@dataclass(frozen=True)
+class Folded:
+    item: Candidate  # the newest occurrence, its text prefixed with the repetition count when > 1
+    occurrences: int
+    sessions: int
+
+
+def _order_key(c: Candidate) -> tuple[float, str, int, str, str]:
+    # Deterministic: best score first, newest first, evidence-type order, then refs.
+    newest = "".join(chr(0x10FFFF - ord(ch)) for ch in (c.observed_at or ""))
+    return (-c.score, newest, EVIDENCE_TYPES.index(c.evidence_type), c.session_ref, c.message_ref or "")
+
+
+def fold(candidates: Sequence[Candidate]) -> list[Folded]:
+    groups: dict[str, list[Candidate]] = {}
+    seen_refs: set[tuple[str, str | None, str]] = set()
+    for cand in sorted(candidates, key=_order_key):
+        ref = (cand.session_ref, cand.message_ref, cand.evidence_type)
+        if ref in seen_refs:
+            continue  # the same row reached through two templates of one type
+        seen_refs.add(ref)
+        groups.setdefault(cand.fold_key, []).append(cand)
+    folded: list[Folded] = []
+    for members in groups.values():
+        head = members[0]
+        sessions = len({m.session_ref for m in members})
+        if len(members) > 1:
+            head = replace(head, text=f"[repeated {len(members)}x in {sessions} sessions] {head.text}")
+        folded.append(Folded(head, len(members), sessions))
+    folded.sort(key=lambda f: _order_key(f.item))
+    return folded

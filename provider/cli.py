@@ -1,0 +1,199 @@
+"""The CLI boundary: argument parsing, one JSON document on stdout for ``query``, the exit-code table.
+
+Exit codes for ``query`` (and ``serve`` per line): 0 ok, 2 rejected, 3 failed, 1 internal error (still one
+JSON envelope). ``check-schema``: 0 exact/compatible, 1 degraded, 2 incompatible or unreadable. Nothing
+private is ever written to stderr: argparse usage errors name options only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PROG = "obelisk-session-evidence"
+#: stdin is read only up to this many bytes (+1 to detect oversize); see provider.contract.parse.
+STDIN_BOUND = 64 * 1024
+
+
+def _db_path(args: argparse.Namespace) -> Path:
+    from provider.service import default_db_path
+
+    return Path(args.db) if args.db else default_db_path(os.environ)
+
+
+def _config_path(args: argparse.Namespace) -> Path:
+    from provider.admission.config import default_config_path
+
+    return Path(args.config) if args.config else default_config_path(os.environ)
+
+
+def _emit(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def _read_request(args: argparse.Namespace) -> bytes:
+    if args.request:
+        with open(args.request, "rb") as handle:
+            return handle.read(STDIN_BOUND + 1)
+    return sys.stdin.buffer.read(STDIN_BOUND + 1)
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from provider.errors import EXIT_CODES, InternalError, MalformedJson
+    from provider.service import _envelope, answer
+
+    try:
+        raw = _read_request(args)
+    except OSError:
+        err = MalformedJson("request file could not be read")
+        _emit(_envelope(None, "rejected", error=err))
+        return EXIT_CODES["rejected"]
+    try:
+        response = answer(raw, db_path=_db_path(args), config_path=_config_path(args))
+    except Exception:  # noqa: BLE001 - answer() never raises; this is the last line of defence
+        _emit(_envelope(None, "failed", error=InternalError()))
+        return EXIT_CODES["internal"]
+    _emit(response.envelope)
+    return response.exit_code
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from provider.service import answer
+
+    db, config = _db_path(args), _config_path(args)
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        response = answer(line[: STDIN_BOUND + 1], db_path=db, config_path=config)
+        _emit(response.envelope)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from provider.contract.models import CONTRACT_MODELS
+
+    _emit({name: model.model_json_schema() for name, model in CONTRACT_MODELS.items()})
+    return 0
+
+
+def cmd_enable(args: argparse.Namespace) -> int:
+    from provider.admission.lifecycle import enable_scope
+
+    return enable_scope(
+        config_path=_config_path(args), agent_id=args.agent_id, project_id=args.project_id,
+        repository_id=args.repository_id, sources=args.source, roots=args.root, stage=args.stage,
+        include_worktrees=args.include_worktrees, qualification_report=args.qualification_report,
+        out=sys.stdout,
+    )
+
+
+def cmd_disable(args: argparse.Namespace) -> int:
+    from provider.admission.lifecycle import disable_scope
+
+    return disable_scope(config_path=_config_path(args), agent_id=args.agent_id,
+                         project_id=args.project_id, out=sys.stdout)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from provider.status import status_command
+
+    return status_command(db_path=_db_path(args), config_path=_config_path(args), fmt=args.format,
+                          out=sys.stdout)
+
+
+def cmd_check_schema(args: argparse.Namespace) -> int:
+    from provider.index.check_schema import check_schema_command
+
+    return check_schema_command(db_path=_db_path(args), fmt=args.format, snapshot_out=args.snapshot_out,
+                                out=sys.stdout)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from provider.demo import run_demo
+
+    return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Read-only, scoped, bounded historical evidence from an Obelisk session index "
+                    "(RFC historical_evidence_*_v0).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser, db: bool = True) -> None:
+        if db:
+            p.add_argument("--db", metavar="PATH",
+                           help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
+        p.add_argument("--config", metavar="PATH",
+                       help="provider config (default: $OBELISK_SESSION_EVIDENCE_CONFIG, else the "
+                            "platform config dir)")
+
+    q = sub.add_parser("query", help="answer one historical_evidence_request_v0 (JSON on stdin or --request)")
+    common(q)
+    q.add_argument("--request", metavar="FILE", help="read the request from FILE instead of stdin")
+    q.set_defaults(func=cmd_query)
+
+    s = sub.add_parser("serve", help="answer one request per stdin line, one envelope per stdout line")
+    common(s)
+    s.add_argument("--stdio", action="store_true", required=True, help="line-delimited JSON over stdio")
+    s.set_defaults(func=cmd_serve)
+
+    e = sub.add_parser("enable", help="enable one agent/project/repository scope (default-off until then)")
+    e.add_argument("--agent-id", required=True)
+    e.add_argument("--project-id", required=True)
+    e.add_argument("--repository-id", required=True)
+    e.add_argument("--source", action="append", required=True, metavar="S",
+                   help="Obelisk source the agent writes (claude, codex, kimi, pi, ...); repeatable")
+    e.add_argument("--root", action="append", required=True, metavar="DIR",
+                   help="repository root directory; repeatable")
+    e.add_argument("--stage", type=int, choices=(1, 2), default=1,
+                   help="1: operator_requested_history only; 2: also the replan triggers")
+    e.add_argument("--include-worktrees", action="store_true",
+                   help="also bind the git worktrees of each root")
+    e.add_argument("--qualification-report", metavar="FILE",
+                   help="passing qualification report (required for --stage 2)")
+    common(e, db=False)
+    e.set_defaults(func=cmd_enable)
+
+    d = sub.add_parser("disable", help="remove an enablement (never touches Obelisk's data)")
+    d.add_argument("--agent-id", required=True)
+    d.add_argument("--project-id", required=True)
+    common(d, db=False)
+    d.set_defaults(func=cmd_disable)
+
+    st = sub.add_parser("status", help="versions, database, schema verdict, freshness, enabled scopes")
+    common(st)
+    st.add_argument("--format", choices=("text", "json"), default="text")
+    st.set_defaults(func=cmd_status)
+
+    cs = sub.add_parser("check-schema", help="compare the live schema with the pinned snapshots")
+    cs.add_argument("--db", metavar="PATH")
+    cs.add_argument("--format", choices=("text", "json"), default="text")
+    cs.add_argument("--snapshot-out", metavar="FILE", help="capture a new snapshot (maintainers)")
+    cs.set_defaults(func=cmd_check_schema)
+
+    sc = sub.add_parser("schema", help="print the JSON Schema of every contract type")
+    sc.set_defaults(func=cmd_schema)
+
+    dm = sub.add_parser("demo", help="build a demo index and config, run representative requests")
+    dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")
+    dm.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""Turn untrusted request bytes into a validated request, or a typed rejection.
+
+The bytes are bounded before parsing, must be strict UTF-8, one JSON object without duplicate keys, nested no
+deeper than the contract needs, and then validate against the strict model. Rejection details name contract
+fields only; they never echo request content (an unknown key's name is request content, so it is not named).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from provider.contract.models import HistoricalEvidenceRequestV0
+from provider.errors import CrossScopeRequested, InvalidRequest, MalformedJson, RequestTooLarge, UnknownField
+
+#: Largest request accepted, in bytes. A real request is well under 4 KiB.
+MAX_REQUEST_BYTES = 64 * 1024
+#: Deepest JSON nesting accepted. The contract needs 3 (request -> scope/limits/revision -> value -> list).
+MAX_JSON_DEPTH = 8
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey
+        out[key] = value
+    return out
+
+
+def _depth(raw: str) -> int:
+    """Maximum bracket depth outside strings, computed without recursion."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _reject_constant(_: str) -> Any:
+    raise ValueError("NaN and Infinity are not JSON")
+
+
+def load_json_object(raw: bytes) -> dict[str, Any]:
+    """Parse request bytes into a dict, or raise a typed rejection."""
+    if len(raw) > MAX_REQUEST_BYTES:
+        raise RequestTooLarge
+    try:
+        text = raw.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise MalformedJson("request is not valid UTF-8") from None
+    if _depth(text) > MAX_JSON_DEPTH:
+        raise MalformedJson("request JSON is nested too deeply")
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except _DuplicateKey:
+        raise MalformedJson("request JSON repeats a key") from None
+    except (ValueError, RecursionError):
+        # ValueError also covers integers longer than Python's digit limit.
+        raise MalformedJson from None
+    if not isinstance(value, dict):
+        raise MalformedJson("request JSON is not an object")
+    return value
+
+
+def parse_request(raw: bytes) -> HistoricalEvidenceRequestV0:
+    """Validate request bytes against the strict RFC v0 request model."""
+    data = load_json_object(raw)
+    return validate_request(data)
+
+
+def validate_request(data: dict[str, Any]) -> HistoricalEvidenceRequestV0:
+    try:
+        return HistoricalEvidenceRequestV0.model_validate(data, strict=True)
+    except ValidationError as exc:
+        raise _rejection_for(exc) from None
+
+
+def _rejection_for(exc: ValidationError) -> InvalidRequest | UnknownField | CrossScopeRequested:
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    if any(err["type"] == "extra_forbidden" for err in errors):
+        return UnknownField()
+    for err in errors:
+        loc = err["loc"]
+        if loc[:1] == ("scope",) and loc[-1] in ("allow_cross_agent", "allow_cross_project"):
+            return CrossScopeRequested()
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"] if isinstance(part, str)) or "request"
+    return InvalidRequest(f"field {where} is missing or has the wrong type or value")

@@ -1,0 +1,98 @@
+"""``demo``: build a demo Obelisk-shaped index and config in a demo folder, enable a scope, and show answers.
+
+Never reads or writes ``~/.obelisk``: everything lives in the demo folder (default ``./demo-index``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from provider.admission.config import EnabledScope, ProviderConfig, save_config
+
+DEFAULT_DIR = Path("demo-index")
+
+
+def _request(request_id: str, agent: str, repo: str, types: list[str], terms: list[str],
+             trigger: str = "operator_requested_history") -> dict[str, Any]:
+    return {
+        "schema_version": "historical_evidence_request_v0",
+        "request_id": request_id,
+        "situation_id": f"demo-{request_id}",
+        "trigger": trigger,
+        "scope": {"agent_id": agent, "project_id": "demo", "repository_id": repo,
+                  "allow_cross_agent": False, "allow_cross_project": False},
+        "evidence_types": types,
+        "query_terms": terms,
+        "limits": {"max_sessions": 5, "max_items": 6, "max_snippet_chars": 240, "max_total_chars": 2400},
+    }
+
+
+def _show(out: TextIO, title: str, envelope: dict[str, Any], code: int) -> None:
+    out.write(f"\n=== {title}\n")
+    out.write(f"outcome: {envelope['outcome']} (exit {code})")
+    if envelope.get("error"):
+        out.write(f"  error: {envelope['error']['code']} - {envelope['error']['detail']}")
+    out.write("\n")
+    result = envelope.get("result")
+    if result:
+        out.write(f"freshness: {result['freshness']}  truncated: {result['truncated']}  "
+                  f"omitted: {result['omitted_count']}\n")
+        for item in result["items"]:
+            when = (item.get("observed_at") or "")[:10]
+            out.write(f"  - {item['evidence_type']:<13} {when}  {item['snippet']}\n")
+    if envelope.get("receipt"):
+        receipt = envelope["receipt"]
+        out.write("receipt (public, content-free): " + json.dumps(
+            {k: receipt[k] for k in ("result_count", "evidence_type_counts", "freshness", "truncated",
+                                     "omitted_count", "result_digest")}, ensure_ascii=False) + "\n")
+
+
+def run_demo(directory: Path | None, *, out: TextIO) -> int:
+    from provider.fixtures.builder import build_fixture
+    from provider.service import answer
+
+    root = (directory or DEFAULT_DIR).resolve()
+    info = build_fixture(root, generation="current")
+    manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
+    repos: dict[str, str] = manifest["repos"]
+    agents: dict[str, list[str]] = manifest["agents"]
+    scopes = []
+    for agent, sources in sorted(agents.items()):
+        for repo in ("alpha-svc", "beta-web"):
+            roots = [repos[repo]] + ([repos["alpha-svc-wt"]] if repo == "alpha-svc" and "alpha-svc-wt" in repos
+                                     else [])
+            scopes.append(EnabledScope(agent_id=agent, project_id="demo", repository_id=repo,
+                                       sources=tuple(sources), roots=tuple(roots), stage=1))
+    # The demo scopes are keyed by (agent, project): one repository per agent in the config.
+    config = ProviderConfig(recency_days=36500, transcript_homes=(str(info.home),),
+                            scopes=tuple(s for s in scopes if s.repository_id == "alpha-svc"))
+    config_path = root / "config.json"
+    save_config(config_path, config)
+    out.write(f"demo index: {info.db_path} ({info.sessions} sessions, {info.messages} messages)\n")
+    out.write(f"demo config: {config_path}\n")
+    claude, codex = sorted(agents)[0], sorted(agents)[-1]
+    cases = [
+        ("has this agent already hit this failure here?",
+         _request("demo-1", claude, "alpha-svc", ["prior_failure", "tool_outcome"],
+                  ["pytest -k billing", "ModuleNotFoundError"])),
+        ("what was decided, and what files were touched?",
+         _request("demo-2", claude, "alpha-svc", ["decision", "file_history", "summary"],
+                  ["charge", "billing", "stripe"])),
+        ("the same question from another agent's scope (codex) sees only its own history",
+         _request("demo-3", codex, "alpha-svc", ["prior_failure"], ["traceback", "ModuleNotFoundError"])),
+        ("a scope that was never enabled is refused",
+         _request("demo-4", claude, "beta-web", ["prior_failure"], ["build"])),
+        ("a replan trigger is refused at stage 1",
+         _request("demo-5", claude, "alpha-svc", ["prior_failure"], ["billing"], trigger="replan_repetition")),
+    ]
+    worst = 0
+    for title, request in cases:
+        response = answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config_path)
+        _show(out, title, response.envelope, response.exit_code)
+        worst = max(worst, 1 if response.exit_code == 1 else 0)
+    out.write("\nTry it yourself:\n")
+    out.write(f"  .venv/bin/obelisk-session-evidence query --db {info.db_path} --config {config_path} "
+              f"--request REQUEST.json\n")
+    return worst

@@ -1,0 +1,1 @@
+"""Index access: read-only connection, live schema verdict, freshness."""

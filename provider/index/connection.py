@@ -1,0 +1,243 @@
+"""The one way the provider reads an Obelisk database: read-only, hardened, one snapshot, bounded in time.
+
+Opening strategy (the choice this module exists to make):
+
+* ``-wal`` or ``-shm`` present: a WAL connection is or was live. Open ``file:…?mode=ro`` with
+  ``SQLITE_OPEN_READONLY | SQLITE_OPEN_URI``. SQLite then reads committed WAL frames through the existing
+  ``-shm``; in a directory the provider cannot write, it uses the ``-shm`` read-only.
+* neither present (a cleanly closed database, the common case for a user's index between builds): opening
+  ``mode=ro`` would *create* ``-wal`` and ``-shm`` beside the database (measured: 0 B and 32 KiB, left behind)
+  in a writable directory, and fail every read with ``SQLITE_READONLY_DIRECTORY`` in an unwritable one. The
+  provider instead opens ``mode=ro&immutable=1``, which creates nothing, and *verifies* the premise of
+  immutability around the read: the database file's identity (device, inode, size, mtime and ctime in ns) is
+  the same before the open and after the last statement, and no ``-wal`` or ``-journal`` appeared meanwhile.
+  A writer that started during the read either wrote only to a new ``-wal`` (the snapshot read is then the
+  last checkpointed state, which was committed) or changed the main file (identity differs): the read is then
+  discarded and retried on the live file. ``immutable=1`` is never used while a WAL is live, because under a
+  live writer it returns corrupt or stale data.
+* ``-journal`` present (rollback mode, a write in progress): ``mode=ro`` and a busy timeout.
+
+Every statement of one request runs inside one read transaction (one snapshot). Each request gets a fresh
+connection; the file identity is checked before and after, and a replaced file (the Obelisk app's rebuild
+renames a new file over the database) triggers a retry on the new file. A per-request deadline is enforced
+inside SQLite by a progress handler; BUSY/BUSY_SNAPSHOT/SCHEMA and replacement retry the whole read with
+tenacity, within the same deadline. The provider never opens Obelisk's ``writer.lock.sqlite``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import apsw
+
+from provider.errors import (
+    DeadlineExceeded,
+    IndexBusy,
+    IndexMissing,
+    IndexUnreadable,
+    MalformedIndexData,
+    ProviderError,
+)
+from provider.index.guard import harden
+
+T = TypeVar("T")
+OpenMode = Literal["ro", "immutable_verified"]
+
+_PROGRESS_STEPS = 1000
+_BUSY_TIMEOUT_MS = 250
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileIdentity:
+        st = os.stat(path)
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class Deadline:
+    """A monotonic deadline shared by every step of one request."""
+
+    def __init__(self, budget_ms: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.budget_ms = budget_ms
+        self.expires_at = clock() + budget_ms / 1000.0
+
+    def remaining_ms(self) -> float:
+        return max(0.0, (self.expires_at - self._clock()) * 1000.0)
+
+    def expired(self) -> bool:
+        return self._clock() >= self.expires_at
+
+    def check(self) -> None:
+        if self.expired():
+            raise DeadlineExceeded
+
+
+class _Replaced(Exception):
+    """The database file changed identity during the read; the snapshot is discarded and retried."""
+
+
+def _sidecars(path: Path) -> dict[str, bool]:
+    return {suffix: os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal")}
+
+
+def _uri(path: Path, immutable: bool) -> str:
+    quoted = urllib.parse.quote(str(path.resolve()), safe="/")
+    return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+class ReadSnapshot:
+    """One read transaction over a hardened connection. Only this object executes SQL."""
+
+    def __init__(self, conn: apsw.Connection, path: Path, mode: OpenMode, deadline: Deadline,
+                 identity: FileIdentity) -> None:
+        self._conn = conn
+        self.path = path
+        self.identity = identity
+        self.mode = mode
+        self.deadline = deadline
+        self.last_columns: tuple[str, ...] = ()
+
+    def rows(self, sql: str, params: dict[str, Any] | Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run exactly one statement and return all rows (callers bound their LIMIT in SQL).
+
+        apsw would run every statement of a multi-statement string; the exec tracer sees the first
+        statement's text before it runs and aborts unless that text is the whole string.
+        """
+        self.deadline.check()
+
+        def single_statement_only(_cursor: apsw.Cursor, statement: str, _bindings: object) -> bool:
+            return statement == sql
+
+        cursor = self._conn.cursor()
+        cursor.exec_trace = single_statement_only
+        try:
+            running = cursor.execute(sql, params)
+            try:
+                self.last_columns = tuple(name for name, _type in running.description)
+            except apsw.ExecutionCompleteError:
+                self.last_columns = ()
+                return []  # no row: the statement already ran to completion
+            return [tuple(row) for row in running]
+        except apsw.ExecTraceAbort:
+            raise MalformedIndexData("multi-statement SQL refused before execution") from None
+        finally:
+            cursor.close()
+
+    def one(self, sql: str, params: dict[str, Any] | Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        found = self.rows(sql, params)
+        return found[0] if found else None
+
+
+def _install_deadline(conn: apsw.Connection, deadline: Deadline) -> None:
+    conn.set_progress_handler(lambda: deadline.expired(), _PROGRESS_STEPS)
+    conn.set_busy_timeout(int(min(_BUSY_TIMEOUT_MS, max(1.0, deadline.remaining_ms()))))
+
+
+@contextmanager
+def _connect(path: Path, deadline: Deadline, vfs: str | None) -> Iterator[ReadSnapshot]:
+    before = FileIdentity.of(path)
+    sidecars = _sidecars(path)
+    immutable = not (sidecars["-wal"] or sidecars["-shm"] or sidecars["-journal"])
+    flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+    conn = apsw.Connection(_uri(path, immutable), flags=flags, vfs=vfs) if vfs else \
+        apsw.Connection(_uri(path, immutable), flags=flags)
+    try:
+        harden(conn)
+        _install_deadline(conn, deadline)
+        conn.execute("BEGIN DEFERRED")
+        snap = ReadSnapshot(conn, path, "immutable_verified" if immutable else "ro", deadline, before)
+        # The first read pins the snapshot for every later statement of this request.
+        snap.rows("SELECT count(*) FROM sqlite_schema")
+        yield snap
+        conn.execute("COMMIT")
+        _verify_unchanged(path, before, immutable)
+    finally:
+        conn.set_progress_handler(None)
+        conn.close()
+
+
+def _verify_unchanged(path: Path, before: FileIdentity, immutable: bool) -> None:
+    after = FileIdentity.of(path)
+    if (after.dev, after.ino) != (before.dev, before.ino):
+        raise _Replaced  # renamed over: the snapshot came from the old file
+    if immutable:
+        sidecars = _sidecars(path)
+        if after != before or sidecars["-wal"] or sidecars["-journal"]:
+            raise _Replaced  # the immutability premise did not hold for the whole read
+
+
+def _classify(exc: BaseException, deadline: Deadline) -> ProviderError | None:
+    """Map an apsw exception to a typed failure; None means 'retry the whole read'."""
+    if isinstance(exc, apsw.InterruptError) or deadline.expired():
+        return DeadlineExceeded()
+    if isinstance(exc, (apsw.BusyError, apsw.SchemaChangeError, apsw.LockedError, _Replaced)):
+        return None
+    if isinstance(exc, FileNotFoundError):
+        return IndexMissing()
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        return IndexUnreadable("the index database file is corrupt or not SQLite")
+    if isinstance(exc, (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError, PermissionError,
+                        apsw.IOError, apsw.AuthError, apsw.SQLError, apsw.Error, OSError)):
+        return IndexUnreadable()
+    return None if isinstance(exc, _Replaced) else IndexUnreadable()
+
+
+def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: Deadline,
+               max_attempts: int = 4, vfs: str | None = None) -> tuple[T, OpenMode]:
+    """Run ``work`` inside one verified read snapshot, retrying whole reads on BUSY/SCHEMA/replacement."""
+    from tenacity import (  # imported here: only a request that reaches the index pays for it
+        RetryCallState,
+        Retrying,
+        retry_if_exception,
+        stop_after_attempt,
+        wait_exponential_jitter,
+    )
+
+    if not db_path.exists():
+        raise IndexMissing
+    if not db_path.is_file():
+        raise IndexUnreadable("the index path is not a regular file")
+
+    def retryable(exc: BaseException) -> bool:
+        return _classify(exc, deadline) is None and not isinstance(exc, ProviderError)
+
+    def stop_at_deadline(state: RetryCallState) -> bool:
+        return deadline.remaining_ms() < 20
+
+    retrying = Retrying(
+        retry=retry_if_exception(retryable),
+        stop=stop_after_attempt(max_attempts) | stop_at_deadline,
+        wait=wait_exponential_jitter(multiplier=0.01, max=0.2, jitter=0.02),
+        reraise=True,
+    )
+    try:
+        for attempt in retrying:
+            with attempt:
+                deadline.check()
+                with _connect(db_path, deadline, vfs) as snap:
+                    result = work(snap)
+                    mode = snap.mode
+                return result, mode
+    except ProviderError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every SQLite/OS failure becomes a typed failure
+        typed = _classify(exc, deadline)
+        if typed is None:
+            raise IndexBusy from None
+        raise typed from None
+    raise IndexBusy  # pragma: no cover - tenacity always returns or raises

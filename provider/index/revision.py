@@ -1,0 +1,64 @@
+"""The index's observable state, read inside the snapshot: index revision, index_state rows, markers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from provider.bounding.receipt import digest
+from provider.index.connection import FileIdentity, ReadSnapshot
+from provider.index.live_schema import LiveSchema
+
+#: Longest cursor read per row (Codex v4 cursors carry Bloom filters and can be tens of KB).
+MAX_CURSOR_CHARS = 262_144
+
+IndexRow = tuple[str, float | None, int | None, str | None]
+
+
+@dataclass(frozen=True)
+class IndexState:
+    rows: tuple[IndexRow, ...]
+    revision: str  # "obx1-" + digest of the observable state; two index states give two revisions
+
+
+def read_index_state(snap: ReadSnapshot, live: LiveSchema, identity: FileIdentity | None) -> IndexState:
+    if live.has("index_state", "cursor"):
+        sql = ("SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state "
+               "ORDER BY jsonl_path")
+    else:
+        sql = "SELECT jsonl_path, mtime, lines_processed, NULL FROM index_state ORDER BY jsonl_path"
+    raw = snap.rows(sql, {"n": MAX_CURSOR_CHARS})
+    rows: list[IndexRow] = []
+    for path, mtime, lines, cursor in raw:
+        rows.append((str(path), _num(mtime), _int(lines), cursor if isinstance(cursor, str) else None))
+    tops = snap.one("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid) FROM tool_results), "
+                    "(SELECT max(rowid) FROM sessions)")
+    basis: dict[str, Any] = {
+        "schema_cookie": live.schema_cookie,
+        "file": [identity.ino, identity.size, identity.mtime_ns] if identity else None,
+        "rowid_tops": list(tops or ()),
+        "units": len(rows),
+        "unit_digest": digest([[p, m, ln, c] for p, m, ln, c in rows]),
+    }
+    return IndexState(tuple(rows), "obx1-" + digest(basis).removeprefix("sha256:")[:32])
+
+
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) else None
+
+
+def transcript_homes_from(rows: Sequence[IndexRow]) -> tuple[str, ...]:
+    """The HOME-like directories the indexer read from, inferred from the indexed transcript paths."""
+    homes: set[str] = set()
+    for path, *_ in rows:
+        for marker in ("/.claude/", "/.codex/", "/.kimi-code/", "/.pi/"):
+            at = path.find(marker)
+            if at > 0:
+                homes.add(path[:at])
+                break
+    return tuple(sorted(homes))

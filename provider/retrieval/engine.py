@@ -1,0 +1,97 @@
+"""Run the admitted templates inside the request's snapshot and re-check every row's scope."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from provider.contract.models import EvidenceType
+from provider.errors import ScopeViolation
+from provider.index.connection import ReadSnapshot
+from provider.retrieval.scope import under_root
+from provider.retrieval.templates import Template
+from provider.retrieval.terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression
+
+#: Rows fetched per template at most; reaching it is disclosed and marks the result truncated.
+FETCH_CEILING = 200
+#: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
+READ_HEAD = 4000
+READ_TAIL = 1500
+
+_FTS_WORDS: Mapping[str, Sequence[str]] = {
+    "prior_failure.narration": FAILURE_WORDS,
+    "decision.messages": DECISION_WORDS,
+}
+
+
+@dataclass(frozen=True)
+class RawHit:
+    template: Template
+    row: Mapping[str, Any]
+
+    @property
+    def evidence_type(self) -> EvidenceType:
+        return self.template.evidence_type
+
+
+@dataclass(frozen=True)
+class RunReport:
+    hits: tuple[RawHit, ...]
+    templates_run: tuple[str, ...]
+    templates_skipped: tuple[str, ...]
+    fetch_ceiling_reached: bool
+
+
+def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: values[name] for name in template.params}
+
+
+def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, sources: Sequence[str],
+                  roots: Sequence[str], since: str, terms: PreparedTerms, tokenizer: str,
+                  fetch_limit: int, window_chars: int) -> RunReport:
+    base: dict[str, Any] = {
+        "sources": json.dumps(list(sources)),
+        "roots": json.dumps([r.rstrip("/") or "/" for r in roots]),
+        "since": since,
+        "terms": json.dumps(list(terms.instr_terms)),
+        "head": READ_HEAD,
+        "tail": READ_TAIL,
+        "pre": max(20, window_chars // 3),
+        "window": window_chars,
+        "limit": min(fetch_limit, FETCH_CEILING),
+    }
+    hits: list[RawHit] = []
+    ran: list[str] = []
+    skipped: list[str] = []
+    ceiling = False
+    for template in templates:
+        values = dict(base)
+        if "fts" in template.params:
+            expression = combined_expression(terms, _FTS_WORDS.get(template.id, ()), tokenizer)
+            if expression is None:
+                skipped.append(template.key)
+                continue
+            values["fts"] = expression
+        rows = snap.rows(template.sql, _params(template, values))
+        ran.append(template.key)
+        ceiling = ceiling or len(rows) >= values["limit"]
+        names = snap.last_columns
+        for row in rows:
+            hit = RawHit(template, dict(zip(names, row, strict=True)))
+            check_scope(hit, sources, roots)
+            hits.append(hit)
+    return RunReport(tuple(hits), tuple(ran), tuple(skipped), ceiling)
+
+
+def check_scope(hit: RawHit, sources: Sequence[str], roots: Sequence[str]) -> None:
+    """Fail the whole result when a row lies outside the requested scope: never filter it away."""
+    row = hit.row
+    if row.get("session_source") not in sources:
+        raise ScopeViolation
+    if not (under_root(row.get("session_path"), roots) or under_root(row.get("msg_cwd"), roots)):
+        raise ScopeViolation
+    cwd = row.get("msg_cwd")
+    if cwd and not under_root(row.get("session_path"), roots) and not under_root(cwd, roots):
+        raise ScopeViolation

@@ -1,0 +1,171 @@
+"""Turn template rows into evidence candidates: a short, readable text per row, with a fold key.
+
+Recalled text is data: nothing in it changes what the provider does. Parsing of tool inputs and outputs is
+defensive (values may be truncated JSON); anything unparseable falls back to plain text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from provider.contract.models import EvidenceType
+from provider.retrieval.engine import RawHit
+from provider.retrieval.scope import relative_to_roots
+
+_WS = re.compile(r"\s+")
+_PATCH_PATH = re.compile(r"\*\*\* (?:Update|Add|Delete) File: ([^\n\\]+)")
+_EXIT_CODE_LINE = re.compile(r"^Exit code (\d+)")
+_JSON_EXIT = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
+_PROCESS_EXIT = re.compile(r"Process exited with code (-?\d+)")
+_ERROR_LINE = re.compile(
+    r"(Error|error|ERROR|Exception|FAILED|failed|Traceback|refused|denied|not found|cannot|Cannot|fatal)")
+_FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    evidence_type: EvidenceType
+    session_ref: str
+    message_ref: str | None
+    observed_at: str | None
+    revision_ref: str | None
+    text: str
+    score: float
+    sidechain: bool
+    fold_key: str
+
+
+def _squash(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _loads(value: str | None) -> Any:
+    if not value:
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def command_text(call_name: str | None, call_input: str | None) -> str:
+    """The command or tool input a human would recognise: Bash command, Codex shell argv, or the tool."""
+    name = call_name or "tool"
+    parsed = _loads(call_input)
+    if isinstance(parsed, dict):
+        command = parsed.get("command") or parsed.get("cmd")
+        if isinstance(command, list) and command:
+            words = [str(w) for w in command]
+            if len(words) >= 3 and words[0] in ("bash", "sh", "zsh") and words[1] in ("-lc", "-c"):
+                return _squash(words[2])
+            return _squash(" ".join(words))
+        if isinstance(command, str):
+            return _squash(command)
+        for key in ("file_path", "path", "pattern", "description", "query", "url"):
+            if isinstance(parsed.get(key), str):
+                return f"{name} {_squash(parsed[key])}"
+    if isinstance(parsed, str):
+        return f"{name} {_squash(parsed)[:200]}"
+    return f"{name} {_squash(call_input or '')[:200]}".strip()
+
+
+def _result_body(head: str | None, tail: str | None) -> tuple[str, int | None]:
+    """The output text (Codex JSON unwrapped) and an exit code if one is stated."""
+    text = (head or "") + ("\n" + tail if tail else "")
+    exit_code: int | None = None
+    parsed = _loads(head)
+    if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+        meta = parsed.get("metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
+            exit_code = meta["exit_code"]
+        text = parsed["output"]
+    for pattern in (_EXIT_CODE_LINE, _JSON_EXIT, _PROCESS_EXIT):
+        found = pattern.search(text if pattern is not _JSON_EXIT else (head or "") + (tail or ""))
+        if exit_code is None and found:
+            exit_code = int(found.group(1))
+    return text, exit_code
+
+
+def error_line(text: str, terms: Sequence[str]) -> str:
+    """The most telling line of an output: one naming a term and an error, else the last error line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    errors = [ln for ln in lines if _ERROR_LINE.search(ln) and not _EXIT_CODE_LINE.match(ln)]
+    lowered_terms = [t for t in terms if t]
+    for line in reversed(errors):
+        if any(t in line.lower() for t in lowered_terms):
+            return line
+    if errors:
+        return errors[-1]
+    return lines[-1]
+
+
+def _outcome_label(is_error: int, exit_code: int | None) -> tuple[str, bool]:
+    failed = bool(is_error) or (exit_code is not None and exit_code != 0)
+    if failed:
+        return (f"failed exit {exit_code}" if exit_code is not None else "failed"), True
+    return "ok", False
+
+
+def _tool_text(row: Mapping[str, Any], terms: Sequence[str]) -> str:
+    command = command_text(row.get("call_name"), row.get("call_input"))
+    body, exit_code = _result_body(row.get("result_head"), row.get("result_tail"))
+    label, failed = _outcome_label(int(row.get("is_error") or 0), exit_code)
+    line = error_line(body, terms) if failed else (body.strip().splitlines() or [""])[-1].strip()
+    return f"[{label}] {command} => {_squash(line)}"
+
+
+def _file_text(row: Mapping[str, Any], roots: Sequence[str]) -> str:
+    name = row.get("call_name") or "edit"
+    path = row.get("file_path")
+    if path:
+        paths = [relative_to_roots(str(path), roots)]
+    else:
+        raw = row.get("call_input") or ""
+        decoded = _loads(raw)
+        patch = decoded if isinstance(decoded, str) else raw
+        paths = sorted({relative_to_roots(p.strip(), roots) for p in _PATCH_PATH.findall(patch)})
+    status = "failed" if int(row.get("is_error") or 0) else "applied"
+    return f"[{name} {status}] " + ", ".join(paths)
+
+
+def _window_text(row: Mapping[str, Any], prefix: str = "") -> str:
+    body = _squash(str(row.get("body") or ""))
+    start = int(row.get("window_start") or 1)
+    lead = "…" if start > 1 else ""
+    return f"{prefix}{lead}{body}"
+
+
+def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str]) -> Candidate:
+    row = hit.row
+    template_id = hit.template.id
+    if template_id in ("prior_failure.tool_results", "tool_outcome.tool_calls"):
+        text = _tool_text(row, terms)
+    elif template_id == "file_history.tool_calls":
+        text = _file_text(row, roots)
+    elif template_id == "summary.summaries":
+        text = _window_text(row, f"[{row.get('summary_kind') or 'summary'}] ")
+    elif template_id == "summary.titles":
+        text = "[session title] " + _squash(str(row.get("body") or ""))
+    else:
+        text = _window_text(row)
+    sidechain = bool(row.get("sidechain"))
+    if sidechain:
+        text = "[subagent] " + text
+    fold_basis = _FOLD_NOISE.sub("#", text.lower())
+    return Candidate(
+        evidence_type=hit.evidence_type,
+        session_ref=str(row["session_id"]),
+        message_ref=str(row["message_ref"]) if row.get("message_ref") is not None else None,
+        observed_at=str(row["observed_at"]) if row.get("observed_at") else None,
+        revision_ref=str(row["git_branch"]) if row.get("git_branch") else None,
+        text=text,
+        score=float(row.get("score") or 0),
+        sidechain=sidechain,
+        fold_key=f"{hit.evidence_type}\x1f{_squash(fold_basis)}",
+    )

@@ -1,0 +1,89 @@
+"""Load the versioned SQL templates in ``sql_templates/`` and their headers.
+
+A template file is data: a header of ``-- key: value`` lines (id, version, evidence_type, needs, params)
+followed by one SELECT. Code never assembles SQL from strings; it binds the declared parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from provider.contract.models import EVIDENCE_TYPES, EvidenceType
+
+TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "sql_templates"
+_HEADER_KEYS = ("id", "version", "evidence_type", "needs", "params")
+
+
+class TemplateFormatError(ValueError):
+    """A template file's header is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Template:
+    id: str
+    version: int
+    evidence_type: EvidenceType
+    needs: frozenset[tuple[str, str]]  # (table, column)
+    params: tuple[str, ...]
+    sql: str  # the original text, executed as is (regenerated SQL changes plans)
+    digest: str  # sha256 of the file bytes
+    filename: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.id}.v{self.version}"
+
+
+def _parse_header(text: str, filename: str) -> dict[str, str]:
+    header: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        key, sep, value = line[2:].strip().partition(":")
+        if sep and key.strip() in _HEADER_KEYS:
+            header[key.strip()] = value.strip()
+    missing = [key for key in _HEADER_KEYS if key not in header]
+    if missing:
+        raise TemplateFormatError(f"{filename}: header lacks {', '.join(missing)}")
+    return header
+
+
+def parse_template(text: str, filename: str) -> Template:
+    header = _parse_header(text, filename)
+    evidence_type = header["evidence_type"]
+    if evidence_type not in EVIDENCE_TYPES:
+        raise TemplateFormatError(f"{filename}: unknown evidence_type")
+    needs = set()
+    for item in header["needs"].split():
+        table, dot, column = item.partition(".")
+        if not dot:
+            raise TemplateFormatError(f"{filename}: need {item!r} is not table.column")
+        needs.add((table, column))
+    return Template(
+        id=header["id"],
+        version=int(header["version"]),
+        evidence_type=evidence_type,  # type: ignore[arg-type]
+        needs=frozenset(needs),
+        params=tuple(header["params"].split()),
+        sql=text,
+        digest=hashlib.sha256(text.encode()).hexdigest(),
+        filename=filename,
+    )
+
+
+@cache
+def load_templates(directory: Path = TEMPLATE_DIR) -> tuple[Template, ...]:
+    """Every template in ``directory``, sorted by id (deterministic order)."""
+    found = [parse_template(path.read_text(encoding="utf-8"), path.name)
+             for path in sorted(directory.glob("*.sql"))]
+    ids = [t.key for t in found]
+    if len(ids) != len(set(ids)):
+        raise TemplateFormatError("two templates share an id and version")
+    return tuple(sorted(found, key=lambda t: t.id))
+
+
+def templates_for(evidence_type: EvidenceType, directory: Path = TEMPLATE_DIR) -> tuple[Template, ...]:
+    return tuple(t for t in load_templates(directory) if t.evidence_type == evidence_type)

@@ -1,0 +1,117 @@
+"""Query terms are data: normalise them, then quote each as an FTS5 string so no syntax reaches MATCH.
+
+* NFKC-normalise (full-width operators become ASCII and are then quoted like any other character), strip NUL
+  and every other control character, collapse whitespace.
+* Each term becomes one FTS5 phrase: ``"…"`` with internal quotes doubled. Inside a string no operator,
+  column filter, NEAR, ``*`` or ``^`` has meaning. Terms that tokenize to nothing under the live tokenizer are
+  dropped (alone they match nothing; inside AND they are silently ignored).
+* Under ``trigram``, phrases shorter than three characters emit no tokens: they are kept out of MATCH and
+  applied as a disclosed post-filter (``instr`` scoring). Under ``unicode61`` a CJK run is one token, so a CJK
+  term is matched as a prefix phrase (``"数据库"*``), which still misses a term in the middle of a run: that
+  degradation is disclosed too. Non-FTS templates match every term by substring, CJK included.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from provider.errors import InvalidQueryTerms
+
+Tokenize = Callable[[str], Sequence[str]]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
+_SPACE = re.compile(r"\s+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+#: Words that mark a failure narration and a decision, as FTS5 strings (prefix form where the tokenizer
+#: supports it). They are constants of the provider, never request text.
+FAILURE_WORDS = ("fail", "error", "traceback", "exception", "crash", "broke", "refused", "denied", "cannot")
+DECISION_WORDS = ("decid", "chose", "choos", "instead", "abandon", "revert", "because", "favour", "favor",
+                  "replac", "switch", "drop", "rather", "went with", "settled")
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case ASCII letters only, exactly as SQLite's ``lower()`` does."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def normalise(term: str) -> str:
+    text = unicodedata.normalize("NFKC", term)
+    text = _CONTROL.sub(" ", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def fts_string(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class PreparedTerms:
+    """The request's terms after normalisation, ready for binding."""
+
+    terms: tuple[str, ...]                 # normalised, de-duplicated, in request order
+    instr_terms: tuple[str, ...]           # lower-cased for instr() scoring (SQLite lower semantics)
+    fts_terms: tuple[str, ...]             # FTS5 strings that reach MATCH
+    post_filter_terms: tuple[str, ...]     # short terms under trigram, applied by instr only
+    degradations: tuple[str, ...] = field(default=())
+
+    def fts_any(self) -> str | None:
+        return " OR ".join(self.fts_terms) if self.fts_terms else None
+
+
+def prepare_terms(raw_terms: Sequence[str], *, tokenizer: str, tokenize: Tokenize) -> PreparedTerms:
+    """Normalise and quote terms for the live tokenizer; raise if nothing usable remains."""
+    seen: dict[str, None] = {}
+    for raw in raw_terms:
+        term = normalise(raw)
+        if term and ascii_lower(term) not in {ascii_lower(t) for t in seen}:
+            seen[term] = None
+    terms = tuple(seen)
+    fts: list[str] = []
+    short: list[str] = []
+    degradations: set[str] = set()
+    for term in terms:
+        if not tokenize(term):
+            continue  # tokenizes to nothing: would match nothing alone and be ignored inside AND
+        if tokenizer == "trigram" and len(term) < 3:
+            short.append(term)
+            degradations.add("trigram_short_term_post_filter")
+            continue
+        if tokenizer != "trigram" and _CJK.search(term):
+            fts.append(fts_string(term) + "*")
+            degradations.add("cjk_prefix_match")
+            continue
+        fts.append(fts_string(term))
+    usable = [t for t in terms if tokenize(t) or _CJK.search(t)]
+    if not usable:
+        raise InvalidQueryTerms("query terms reduce to nothing searchable")
+    return PreparedTerms(
+        terms=terms,
+        instr_terms=tuple(ascii_lower(t) for t in usable),
+        fts_terms=tuple(fts),
+        post_filter_terms=tuple(short),
+        degradations=tuple(sorted(degradations)),
+    )
+
+
+def marker_expression(words: Sequence[str], tokenizer: str) -> str:
+    """An FTS5 OR-group of the provider's own marker words (prefix form unless trigram)."""
+    parts = []
+    for word in words:
+        quoted = fts_string(word)
+        parts.append(quoted if tokenizer == "trigram" or " " in word else quoted + "*")
+    return " OR ".join(parts)
+
+
+def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: str) -> str | None:
+    """``(term OR term …) AND (marker OR marker …)``, or None when no term can reach MATCH."""
+    anyterm = terms.fts_any()
+    if anyterm is None:
+        return None
+    return f"({anyterm}) AND ({marker_expression(words, tokenizer)})"

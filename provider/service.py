@@ -1,0 +1,268 @@
+"""The one code path every caller uses: request bytes in, one response envelope (and exit code) out.
+
+``query``, ``serve --stdio`` and library callers all go through :func:`answer`. Each step depends only on
+the steps before it: contract -> admission -> index (snapshot, schema verdict, index state) -> retrieval ->
+bounding -> receipt. Time, environment and paths come in as parameters.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from provider._version import PROVIDER_VERSION
+from provider.admission.admit import AdmittedRequest, admit
+from provider.admission.config import ProviderConfig, load_config
+from provider.admission.window import since_for
+from provider.contract.models import (
+    RESPONSE_SCHEMA,
+    EvidenceType,
+    Freshness,
+    HistoricalEvidenceResultV0,
+    ScopeApplied,
+)
+from provider.contract.parse import parse_request
+from provider.errors import EXIT_CODES, InternalError, ProviderError, SchemaIncompatible
+from provider.index.connection import Deadline, ReadSnapshot, read_index
+from provider.index.live_schema import core_problems, read_live_schema, unmet_needs
+from provider.index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
+from provider.retrieval.engine import FETCH_CEILING, RunReport, run_templates
+from provider.retrieval.templates import Template, load_templates
+from provider.retrieval.terms import PreparedTerms, prepare_terms
+
+DB_ENV = "OBELISK_DB"
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    override = env.get(DB_ENV)
+    return Path(override) if override else Path(env.get("HOME", str(Path.home()))) / ".obelisk" / "obelisk.sqlite"
+
+
+@dataclass
+class Response:
+    envelope: dict[str, Any]
+    exit_code: int
+
+
+@dataclass
+class _Read:
+    """Everything taken from the index inside one snapshot."""
+
+    tokenizer: str
+    state: IndexState
+    run: RunReport | None
+    terms: PreparedTerms | None
+    skipped_types: tuple[str, ...]
+    schema_notes: tuple[str, ...] = ()
+    open_mode: str = ""
+
+
+@dataclass
+class _Context:
+    meta: dict[str, Any] = field(default_factory=dict)
+    freshness: Freshness = "unknown"
+    index_revision: str = "unknown"
+
+
+def _envelope(request_id: str | None, outcome: str, *, error: ProviderError | None = None,
+              result: dict[str, Any] | None = None, receipt: dict[str, Any] | None = None,
+              meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "schema_version": RESPONSE_SCHEMA,
+        "request_id": request_id,
+        "outcome": outcome,
+        "error": None if error is None else {"code": error.code, "retryable": error.retryable,
+                                             "detail": error.detail},
+        "result": result,
+        "receipt": receipt,
+        "provider_meta": meta or {},
+    }
+
+
+def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence[EvidenceType],
+              templates: Sequence[Template]) -> tuple[list[Template], list[str]]:
+    runnable: list[Template] = []
+    skipped: list[str] = []
+    for etype in types:
+        own = [t for t in templates if t.evidence_type == etype]
+        ok = [t for t in own if not live_needs_check(t)]
+        runnable.extend(ok)
+        if not ok:
+            skipped.append(etype)
+    return runnable, skipped
+
+
+def _tokenize_with(spec: str) -> Callable[[str], Sequence[str]]:
+    import apsw
+
+    words = spec.split() or ["unicode61"]
+    memory = apsw.Connection(":memory:")  # an in-memory database: no file is opened
+    tokenizer = memory.fts5_tokenizer(words[0], words[1:])
+
+    def tokens(text: str) -> Sequence[str]:
+        return [str(tok[2]) for tok in tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)]
+
+    return tokens
+
+
+def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str) -> _Read:
+    live = read_live_schema(snap)
+    problems = core_problems(live)
+    if problems:
+        raise SchemaIncompatible("the live index schema is incompatible: " + "; ".join(problems[:3]))
+    tokenizer = live.tokenizer or "unicode61"
+    state = read_index_state(snap, live, snap.identity)
+    templates, skipped = _runnable(lambda t: unmet_needs(live, t.needs), admitted.evidence_types,
+                                   load_templates())
+    from provider.retrieval.verify import ensure_verified
+
+    ensure_verified(templates, cache_dir=None)
+    terms = prepare_terms(admitted.query_terms, tokenizer=tokenizer,
+                          tokenize=_tokenize_with(live.tokenizer_spec or "unicode61"))
+    scope = admitted.scope
+    limits = admitted.limits
+    run = run_templates(snap, templates, sources=scope.sources, roots=scope.roots, since=since,
+                        terms=terms, tokenizer=tokenizer,
+                        fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
+                        window_chars=min(limits.max_snippet_chars, 1200))
+    return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode)
+
+
+def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: ProviderConfig,
+               now_ms: float) -> tuple[Freshness, dict[str, object]]:
+    from provider.index.freshness import assess_freshness
+
+    homes = config.transcript_homes or transcript_homes_from(rows)
+    report = assess_freshness(rows, roots=admitted.scope.roots, sources=admitted.scope.sources,
+                              transcript_homes=[Path(h) for h in homes], now_ms=now_ms)
+    return report.verdict, report.to_public()
+
+
+def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], float] = time.time,
+           vfs: str | None = None) -> Response:
+    """Answer one request. Never raises: every outcome is an envelope with its exit code."""
+    request_id: str | None = None
+    ctx = _Context()
+    try:
+        request = parse_request(raw)
+        request_id = request.request_id
+        config = load_config(config_path)
+        admitted = admit(request, config)
+    except ProviderError as err:
+        return Response(_envelope(request_id, err.outcome if err.outcome != "internal" else "failed",
+                                  error=err), EXIT_CODES[err.outcome])
+    except Exception:  # noqa: BLE001 - one envelope, never a traceback
+        err = InternalError()
+        return Response(_envelope(request_id, "failed", error=err), EXIT_CODES["internal"])
+    try:
+        return _answer_admitted(admitted, config, db_path, now, vfs, ctx)
+    except ProviderError as err:
+        outcome = "failed" if err.outcome != "rejected" else "rejected"
+        code = EXIT_CODES[err.outcome]
+        if outcome == "rejected":
+            return Response(_envelope(request_id, "rejected", error=err, meta=ctx.meta), code)
+        return Response(_failed(admitted, err, ctx), code)
+    except Exception:  # noqa: BLE001
+        err = InternalError()
+        return Response(_failed(admitted, err, ctx), EXIT_CODES["internal"])
+
+
+def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> dict[str, Any]:
+    """Fail-open for the work lane: a typed empty result and a receipt with result_count 0."""
+    from provider.bounding.receipt import build_receipt, result_json
+
+    result = _result(admitted, ctx.index_revision, ctx.freshness, [], truncated=False, omitted=0)
+    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
+    return _envelope(admitted.request.request_id, "failed", error=err, result=result_json(result),
+                     receipt=receipt.model_dump(mode="json"), meta=ctx.meta)
+
+
+def _scope_basis(admitted: AdmittedRequest) -> dict[str, Any]:
+    scope = admitted.scope
+    return {"agent_id": scope.agent_id, "project_id": scope.project_id, "repository_id": scope.repository_id,
+            "sources": sorted(scope.sources), "roots": sorted(scope.roots)}
+
+
+def _query_basis(admitted: AdmittedRequest) -> dict[str, Any]:
+    request = admitted.request
+    return {"trigger": request.trigger, "evidence_types": list(request.evidence_types),
+            "query_terms": list(request.query_terms), "limits": request.limits.model_dump(),
+            "revision": request.revision.model_dump(exclude_none=True) if request.revision else None}
+
+
+def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness, items: list[Any], *,
+            truncated: bool, omitted: int) -> HistoricalEvidenceResultV0:
+    scope = admitted.request.scope
+    return HistoricalEvidenceResultV0(
+        schema_version="historical_evidence_result_v0",
+        request_id=admitted.request.request_id,
+        provider_id="obelisk-session-evidence",
+        provider_version=PROVIDER_VERSION,
+        index_revision=index_revision,
+        scope_applied=ScopeApplied(agent_id=scope.agent_id, project_id=scope.project_id,
+                                   repository_id=scope.repository_id, cross_agent_used=False),
+        freshness=freshness,
+        items=items,
+        truncated=truncated,
+        omitted_count=omitted,
+    )
+
+
+def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path,
+                     now: Callable[[], float], vfs: str | None, ctx: _Context) -> Response:
+    from provider.bounding.bound import bound
+    from provider.bounding.fold import fold
+    from provider.bounding.receipt import build_receipt, result_json
+    from provider.retrieval.evidence import candidate
+
+    started = time.monotonic()
+    deadline = Deadline(config.deadline_ms)
+    now_s = now()
+    since = since_for(admitted, config, now_s)
+    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since), deadline=deadline, vfs=vfs)
+    ctx.index_revision = read.state.revision
+    ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer,
+                     "skipped_evidence_types": list(read.skipped_types)})
+    ctx.freshness, fresh_detail = _freshness(read.state.rows, admitted, config, now_s * 1000.0)
+    ctx.meta["freshness_detail"] = _flatten_counts(fresh_detail)
+    run = read.run
+    assert run is not None and read.terms is not None
+    terms = read.terms.instr_terms
+    candidates = [candidate(hit, terms=terms, roots=admitted.scope.roots) for hit in run.hits]
+    if read.terms.post_filter_terms:
+        candidates = [c for c in candidates if c.score > 0]
+    folded = fold(candidates)
+    report = bound(folded, admitted.limits, fetch_ceiling_reached=run.fetch_ceiling_reached)
+    result = _result(admitted, read.state.revision, ctx.freshness, report.items,
+                     truncated=report.truncated, omitted=report.omitted_count)
+    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
+    ctx.meta.update({
+        "templates_run": list(run.templates_run),
+        "templates_skipped": list(run.templates_skipped),
+        "candidates_found": len(candidates),
+        "folded_repeats": report.folded_occurrences,
+        "snippets_cut": report.snippets_cut,
+        "fetch_ceiling_reached": run.fetch_ceiling_reached,
+        "redactions": dict(sorted(Counter(report.redactions).items())),
+        "degradations": list(read.terms.degradations),
+        "total_chars": report.total_chars,
+        "elapsed_ms": round((time.monotonic() - started) * 1000.0, 1),
+        "since": since[:10] if since else "",
+    })
+    return Response(_envelope(admitted.request.request_id, "ok", result=result_json(result),
+                              receipt=receipt.model_dump(mode="json"), meta=ctx.meta), EXIT_CODES["ok"])
+
+
+def _flatten_counts(detail: Mapping[str, object]) -> dict[str, int]:
+    """Keep only integer counts and ages from the freshness report (content-free by construction)."""
+    out: dict[str, int] = {}
+    for key, value in detail.items():
+        if isinstance(value, bool):
+            out[key] = int(value)
+        elif isinstance(value, (int, float)):
+            out[key] = int(value)
+    return out

@@ -1,0 +1,46 @@
+-- id: prior_failure.tool_results
+-- version: 1
+-- evidence_type: prior_failure
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.agent_id tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error
+-- params: sources roots since terms head tail limit
+-- Failed tool calls (is_error, "Exit code N", a non-zero exit_code in Codex output JSON, "Process exited with
+-- code N", a traceback) whose call input or result mentions a query term.
+WITH scope_sessions AS (
+  SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
+         s.git_branch AS git_branch
+  FROM sessions AS s
+  WHERE COALESCE(s.source, 'claude') IN (SELECT value FROM json_each(:sources))
+    AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
+                WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.ended_at, s.started_at, '') >= :since
+)
+SELECT tc.session_id AS session_id,
+       ss.source AS session_source,
+       ss.project_path AS session_path,
+       m.cwd AS msg_cwd,
+       tc.id AS message_ref,
+       m.timestamp AS observed_at,
+       ss.git_branch AS git_branch,
+       COALESCE(m.is_sidechain, 0) AS sidechain,
+       tc.name AS call_name,
+       substr(tc.input_json, 1, :head) AS call_input,
+       substr(tr.content, 1, :head) AS result_head,
+       CASE WHEN length(tr.content) > :head THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
+       COALESCE(tr.is_error, 0) AS is_error,
+       (SELECT count(*) FROM json_each(:terms) AS t
+         WHERE instr(lower(tc.input_json), t.value) > 0 OR instr(lower(tr.content), t.value) > 0) AS score
+FROM tool_calls AS tc
+JOIN tool_results AS tr ON tr.tool_use_id = tc.id
+JOIN messages AS m ON m.uuid = tc.message_uuid
+JOIN scope_sessions AS ss ON ss.id = tc.session_id
+WHERE tc.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.visibility, 'visible') = 'visible'
+  AND COALESCE(m.is_meta, 0) = 0
+  AND (tr.is_error = 1
+       OR tr.content LIKE 'Exit code %'
+       OR (tr.content LIKE '%"exit_code":%' AND tr.content NOT LIKE '%"exit_code":0%')
+       OR (tr.content LIKE '%Process exited with code %' AND tr.content NOT LIKE '%Process exited with code 0%')
+       OR tr.content LIKE '%Traceback (most recent call last)%')
+  AND score > 0
+ORDER BY score DESC, m.timestamp DESC, tc.id
+LIMIT :limit

@@ -1,0 +1,36 @@
+-- id: summary.summaries
+-- version: 1
+-- evidence_type: summary
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch summaries.id summaries.session_id summaries.timestamp summaries.source summaries.content summaries.visibility
+-- params: sources roots since terms pre window limit
+-- Summary rows (away summaries, compactions, branch summaries) that mention a query term.
+WITH scope_sessions AS (
+  SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
+         s.git_branch AS git_branch
+  FROM sessions AS s
+  WHERE COALESCE(s.source, 'claude') IN (SELECT value FROM json_each(:sources))
+    AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
+                WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.ended_at, s.started_at, '') >= :since
+)
+SELECT su.session_id AS session_id,
+       ss.source AS session_source,
+       ss.project_path AS session_path,
+       NULL AS msg_cwd,
+       su.id AS message_ref,
+       su.timestamp AS observed_at,
+       ss.git_branch AS git_branch,
+       0 AS sidechain,
+       su.source AS summary_kind,
+       max(1, COALESCE((SELECT min(instr(lower(su.content), t.value)) FROM json_each(:terms) AS t
+                         WHERE instr(lower(su.content), t.value) > 0), 1) - :pre) AS window_start,
+       substr(su.content, max(1, COALESCE((SELECT min(instr(lower(su.content), t.value)) FROM json_each(:terms) AS t
+                                          WHERE instr(lower(su.content), t.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(su.content), t.value) > 0) AS score
+FROM summaries AS su
+JOIN scope_sessions AS ss ON ss.id = su.session_id
+WHERE su.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(su.visibility, 'visible') = 'visible'
+  AND score > 0
+ORDER BY score DESC, su.timestamp DESC, su.id
+LIMIT :limit
