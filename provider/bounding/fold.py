@@ -19,10 +19,11 @@ class Folded:
     sessions: int
 
 
-def _order_key(c: Candidate) -> tuple[float, str, int, str, str]:
-    # Deterministic: best score first, newest first, evidence-type order, then refs.
+def _order_key(c: Candidate) -> tuple[float, int, str, int, str, str]:
+    # Deterministic: best score first, recorded outcomes before narration, newest first, type, refs.
     newest = "".join(chr(0x10FFFF - ord(ch)) for ch in (c.observed_at or ""))
-    return (-c.score, newest, EVIDENCE_TYPES.index(c.evidence_type), c.session_ref, c.message_ref or "")
+    return (-c.score, c.priority, newest, EVIDENCE_TYPES.index(c.evidence_type), c.session_ref,
+            c.message_ref or "")
 
 
 def fold(candidates: Sequence[Candidate]) -> list[Folded]:

@@ -128,7 +128,7 @@ class ReadSnapshot:
         try:
             running = cursor.execute(sql, params)
             try:
-                self.last_columns = tuple(name for name, _type in running.description)
+                self.last_columns = tuple(str(column[0]) for column in running.description)
             except apsw.ExecutionCompleteError:
                 self.last_columns = ()
                 return []  # no row: the statement already ran to completion
@@ -191,10 +191,9 @@ def _classify(exc: BaseException, deadline: Deadline) -> ProviderError | None:
         return IndexMissing()
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
         return IndexUnreadable("the index database file is corrupt or not SQLite")
-    if isinstance(exc, (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError, PermissionError,
-                        apsw.IOError, apsw.AuthError, apsw.SQLError, apsw.Error, OSError)):
+    if isinstance(exc, (apsw.Error, OSError)):
         return IndexUnreadable()
-    return None if isinstance(exc, _Replaced) else IndexUnreadable()
+    raise exc  # a bug, not an index condition: the service reports internal_error
 
 
 def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: Deadline,

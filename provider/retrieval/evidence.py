@@ -37,6 +37,8 @@ class Candidate:
     score: float
     sidechain: bool
     fold_key: str
+    #: Tie-break after score: a recorded tool outcome (0) outranks the agent's narration of it (1).
+    priority: int = 0
 
 
 def _squash(text: str) -> str:
@@ -154,6 +156,8 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str]) -> Can
         text = "[session title] " + _squash(str(row.get("body") or ""))
     else:
         text = _window_text(row)
+    for root in sorted(roots, key=len, reverse=True):
+        text = text.replace(root.rstrip("/") + "/", "")  # paths inside a bound root: repository-relative
     sidechain = bool(row.get("sidechain"))
     if sidechain:
         text = "[subagent] " + text
@@ -168,4 +172,5 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str]) -> Can
         score=float(row.get("score") or 0),
         sidechain=sidechain,
         fold_key=f"{hit.evidence_type}\x1f{_squash(fold_basis)}",
+        priority=0 if template_id.endswith(("tool_results", "tool_calls", "summaries")) else 1,
     )

@@ -1,0 +1,138 @@
+"""The CLI boundary through real subprocesses: one JSON document on stdout, the exit-code table, stderr clean."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_request, run_cli, scope_entry, write_config
+
+PRIVATE = "ZZPRIVATECANARYZZ"
+
+
+@pytest.fixture
+def fixture_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    from provider.fixtures.builder import build_fixture
+
+    out = tmp_path_factory.mktemp("fx")
+    info = build_fixture(out, generation="current")
+    manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
+    return info.db_path, manifest
+
+
+def _alpha_config(path: Path, manifest: dict[str, object]) -> Path:
+    repos = manifest["repos"]
+    assert isinstance(repos, dict)
+    return write_config(path, [scope_entry("claude-main", "acme", "acme-api", ["claude"],
+                                           [str(repos["alpha-svc"])])])
+
+
+def test_unknown_field_is_rejected_with_exit_2(isolated_env: dict[str, str]) -> None:
+    result = run_cli("query", stdin=json.dumps(make_request(extra_field=PRIVATE)).encode(), env=isolated_env)
+    doc = result.document()
+    assert result.code == 2
+    assert doc == {"schema_version": "historical_evidence_response_v0", "request_id": None,
+                   "outcome": "rejected", "error": {"code": "unknown_field", "retryable": False,
+                                                     "detail": "request carries a field the contract does "
+                                                               "not define"},
+                   "result": None, "receipt": None, "provider_meta": {}}
+    assert PRIVATE not in result.stdout + result.stderr
+    assert result.stderr == ""
+
+
+def test_default_off_rejects_not_enabled(isolated_env: dict[str, str]) -> None:
+    result = run_cli("query", stdin=json.dumps(make_request()).encode(), env=isolated_env)
+    assert result.code == 2
+    assert result.document()["error"]["code"] == "not_enabled"
+
+
+def test_missing_database_fails_open_with_exit_3(tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    config = write_config(tmp_path / "c.json", [scope_entry("claude-main", "acme", "acme-api", ["claude"],
+                                                            [str(tmp_path)])])
+    missing = tmp_path / "nowhere" / "obelisk.sqlite"
+    result = run_cli("query", "--db", str(missing), "--config", str(config),
+                     stdin=json.dumps(make_request(query_terms=[PRIVATE])).encode(), env=isolated_env)
+    doc = result.document()
+    assert result.code == 3
+    assert doc["outcome"] == "failed"
+    assert doc["error"] == {"code": "index_missing", "retryable": False,
+                            "detail": "the Obelisk index database does not exist"}
+    assert doc["result"]["items"] == [] and doc["result"]["freshness"] == "unknown"
+    assert doc["receipt"]["result_count"] == 0
+    assert PRIVATE not in result.stdout + result.stderr
+    assert not missing.parent.exists()
+
+
+def test_ok_answer_exit_0_and_stderr_empty(fixture_db: tuple[Path, dict[str, object]], tmp_path: Path,
+                                          isolated_env: dict[str, str]) -> None:
+    db, manifest = fixture_db
+    config = _alpha_config(tmp_path / "c.json", manifest)
+    request = make_request(query_terms=["pytest -k billing", "ModuleNotFoundError"],
+                           evidence_types=["prior_failure", "tool_outcome"])
+    req_file = tmp_path / "req.json"
+    req_file.write_text(json.dumps(request))
+    before = db.read_bytes()
+    result = run_cli("query", "--db", str(db), "--config", str(config), "--request", str(req_file),
+                     env=isolated_env)
+    doc = result.document()
+    assert result.code == 0, doc
+    assert doc["outcome"] == "ok" and doc["error"] is None
+    assert doc["result"]["items"]
+    assert result.stderr == ""
+    assert db.read_bytes() == before
+    assert sorted(os.listdir(db.parent)) == sorted(p.name for p in db.parent.iterdir())
+    assert not Path(f"{db}-wal").exists() and not Path(f"{db}-shm").exists()
+
+
+def test_env_db_and_flag_precedence(fixture_db: tuple[Path, dict[str, object]], tmp_path: Path,
+                                    isolated_env: dict[str, str]) -> None:
+    db, manifest = fixture_db
+    config = _alpha_config(tmp_path / "c.json", manifest)
+    request = json.dumps(make_request(query_terms=["billing"])).encode()
+    env = {**isolated_env, "OBELISK_DB": str(db), "OBELISK_SESSION_EVIDENCE_CONFIG": str(config)}
+    assert run_cli("query", stdin=request, env=env).code == 0
+    assert run_cli("query", "--db", str(tmp_path / "missing.sqlite"), stdin=request, env=env).code == 3
+
+
+def test_schema_prints_every_contract_type(isolated_env: dict[str, str]) -> None:
+    result = run_cli("schema", env=isolated_env)
+    assert result.code == 0
+    doc = result.document()
+    assert set(doc) == {"historical_evidence_request_v0", "historical_evidence_result_v0",
+                        "historical_evidence_receipt_v0", "historical_evidence_response_v0"}
+
+
+def test_oversize_stdin_is_bounded(isolated_env: dict[str, str]) -> None:
+    result = run_cli("query", stdin=b"{" + b" " * (5 * 1024 * 1024), env=isolated_env)
+    assert result.code == 2
+    assert result.document()["error"]["code"] == "request_too_large"
+
+
+def test_python_m_and_console_script_agree(isolated_env: dict[str, str]) -> None:
+    script = shutil.which("obelisk-session-evidence", path=str(Path(os.sys.executable).parent))
+    assert script is not None
+    import subprocess
+
+    proc = subprocess.run([script, "query"], input=b"{}", capture_output=True, env={**os.environ,
+                          **isolated_env}, check=False, timeout=60)
+    assert proc.returncode == 2
+    assert json.loads(proc.stdout)["error"]["code"] == "invalid_request"
+
+
+def test_every_cli_option_is_documented() -> None:
+    from provider.cli import _parser
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    parser = _parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, subparser in sub.choices.items():  # type: ignore[union-attr]
+        assert f"`{name}" in readme, name
+        for action in subparser._actions:
+            for option in action.option_strings:
+                if option.startswith("--") and option != "--help":
+                    assert option in readme, (name, option)
