@@ -109,15 +109,16 @@ def _tokenize_with(spec: str) -> Callable[[str], Sequence[str]]:
     return tokens
 
 
-def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str) -> _Read:
+def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None) -> _Read:
     live = read_live_schema(snap)
     problems = core_problems(live)
     if problems:
         raise SchemaIncompatible("the live index schema is incompatible: " + "; ".join(problems[:3]))
     tokenizer = live.tokenizer or "unicode61"
     state = read_index_state(snap, live, snap.identity)
+    all_templates = load_templates(template_dir) if template_dir else load_templates()
     templates, skipped = _runnable(lambda t: unmet_needs(live, t.needs), admitted.evidence_types,
-                                   load_templates())
+                                   all_templates)
     from provider.retrieval.verify import ensure_verified
 
     ensure_verified(templates, cache_dir=None)
@@ -143,8 +144,11 @@ def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: Prov
 
 
 def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], float] = time.time,
-           vfs: str | None = None) -> Response:
-    """Answer one request. Never raises: every outcome is an envelope with its exit code."""
+           vfs: str | None = None, template_dir: Path | None = None) -> Response:
+    """Answer one request. Never raises: every outcome is an envelope with its exit code.
+
+    ``vfs`` and ``template_dir`` exist for tests (a recording VFS; a tampered template set).
+    """
     request_id: str | None = None
     ctx = _Context()
     try:
@@ -159,7 +163,7 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
         err = InternalError()
         return Response(_envelope(request_id, "failed", error=err), EXIT_CODES["internal"])
     try:
-        return _answer_admitted(admitted, config, db_path, now, vfs, ctx)
+        return _answer_admitted(admitted, config, db_path, now, vfs, template_dir, ctx)
     except ProviderError as err:
         outcome = "failed" if err.outcome != "rejected" else "rejected"
         code = EXIT_CODES[err.outcome]
@@ -213,7 +217,8 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
 
 
 def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path,
-                     now: Callable[[], float], vfs: str | None, ctx: _Context) -> Response:
+                     now: Callable[[], float], vfs: str | None, template_dir: Path | None,
+                     ctx: _Context) -> Response:
     from provider.bounding.bound import bound
     from provider.bounding.fold import fold
     from provider.bounding.receipt import build_receipt, result_json
@@ -223,7 +228,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     deadline = Deadline(config.deadline_ms)
     now_s = now()
     since = since_for(admitted, config, now_s)
-    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since), deadline=deadline, vfs=vfs)
+    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir),
+                                  deadline=deadline, vfs=vfs)
     ctx.index_revision = read.state.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer,
                      "skipped_evidence_types": list(read.skipped_types)})

@@ -75,20 +75,26 @@ def prepare_terms(raw_terms: Sequence[str], *, tokenizer: str, tokenize: Tokeniz
     terms = tuple(seen)
     fts: list[str] = []
     short: list[str] = []
+    usable: list[str] = []
     degradations: set[str] = set()
     for term in terms:
-        if not tokenize(term):
-            continue  # tokenizes to nothing: would match nothing alone and be ignored inside AND
         if tokenizer == "trigram" and len(term) < 3:
-            short.append(term)
-            degradations.add("trigram_short_term_post_filter")
+            # Trigram emits no token for fewer than three characters: keep the term out of MATCH and
+            # apply it as a disclosed instr() post-filter instead.
+            if any(ch.isalnum() for ch in term):
+                short.append(term)
+                usable.append(term)
+                degradations.add("trigram_short_term_post_filter")
             continue
         if tokenizer != "trigram" and _CJK.search(term):
             fts.append(fts_string(term) + "*")
+            usable.append(term)
             degradations.add("cjk_prefix_match")
             continue
+        if not tokenize(term):
+            continue  # tokenizes to nothing: would match nothing alone and be ignored inside AND
         fts.append(fts_string(term))
-    usable = [t for t in terms if tokenize(t) or _CJK.search(t)]
+        usable.append(term)
     if not usable:
         raise InvalidQueryTerms("query terms reduce to nothing searchable")
     return PreparedTerms(

@@ -1,0 +1,123 @@
+"""Query terms are data: normalisation, quoting, tokenizer-aware dropping, and MATCH never raising."""
+
+from __future__ import annotations
+
+import apsw
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from provider.errors import InvalidQueryTerms
+from provider.retrieval.terms import (
+    DECISION_WORDS,
+    combined_expression,
+    fts_string,
+    normalise,
+    prepare_terms,
+)
+from provider.service import _tokenize_with
+
+DOCS = [
+    "Traceback: ModuleNotFoundError: No module named 'jwt' in src/auth/token.py",
+    "ran pytest -k auth and it failed",
+    "snake_case_name is used here",
+    "数据库连接错误 happened during migration",
+    "use NEAR and AND as words",
+    "quick ok",
+    'a "quoted" word and C++ code',
+    "text: colon uuid: u1",
+]
+
+
+def _db(tokenizer: str) -> apsw.Connection:
+    con = apsw.Connection(":memory:")
+    con.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{tokenizer}')")
+    for doc in DOCS:
+        con.execute("INSERT INTO t(body) VALUES (?)", (doc,))
+    return con
+
+
+def _match(con: apsw.Connection, expression: str) -> int:
+    return int(con.execute("SELECT count(*) FROM t WHERE t MATCH ?", (expression,)).fetchall()[0][0])
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("ＮＥＡＲ（ａｕｔｈ）", "NEAR(auth)"),
+    ("a\x00b", "a b"),
+    ("  many   spaces\t\nhere ", "many spaces here"),
+    ("zero\u200bwidth", "zero width"),
+    ("ok", "ok"),
+])
+def test_normalise(raw: str, expected: str) -> None:
+    assert normalise(raw) == expected
+
+
+def test_fts_string_doubles_quotes() -> None:
+    assert fts_string('say "hi"') == '"say ""hi"""'
+
+
+@pytest.mark.parametrize("raw", [
+    "src/auth/token.py", "pytest -k auth", "-k", "text: colon", "uuid: u1", "NEAR(auth pytest)",
+    "auth OR snake", "auth NOT pytest", "NOT auth", "AND", "ran^", "(auth", "C++", "*", '"hello',
+    "{text}: auth", "module*", "a\x00NEAR", "ＡＮＤ ＯＲ", "'; DROP TABLE messages; --", "數據庫",
+])
+@pytest.mark.parametrize("tokenizer", ["unicode61", "trigram", "porter unicode61", "ascii"])
+def test_hostile_terms_never_raise_in_match(raw: str, tokenizer: str) -> None:
+    con = _db(tokenizer)
+    try:
+        terms = prepare_terms([raw], tokenizer=tokenizer.split()[-1] if tokenizer.startswith("porter")
+                              else tokenizer, tokenize=_tokenize_with(tokenizer))
+    except InvalidQueryTerms:
+        return
+    expression = terms.fts_any()
+    if expression is not None:
+        _match(con, expression)
+        _match(con, combined_expression(terms, DECISION_WORDS, tokenizer) or expression)
+
+
+def test_operators_are_literal_words() -> None:
+    con = _db("unicode61")
+    terms = prepare_terms(["NEAR"], tokenizer="unicode61", tokenize=_tokenize_with("unicode61"))
+    assert _match(con, terms.fts_any() or "") == 1  # the one document that says NEAR
+
+
+def test_terms_that_tokenize_to_nothing_are_dropped() -> None:
+    terms = prepare_terms(["---", "jwt"], tokenizer="unicode61", tokenize=_tokenize_with("unicode61"))
+    assert terms.fts_terms == ('"jwt"',)
+    with pytest.raises(InvalidQueryTerms):
+        prepare_terms(["---", "***", "\x00"], tokenizer="unicode61", tokenize=_tokenize_with("unicode61"))
+
+
+def test_trigram_short_terms_become_a_disclosed_post_filter() -> None:
+    terms = prepare_terms(["quick", "ok"], tokenizer="trigram", tokenize=_tokenize_with("trigram"))
+    assert terms.fts_terms == ('"quick"',)
+    assert terms.post_filter_terms == ("ok",)
+    assert "ok" in terms.instr_terms
+    assert "trigram_short_term_post_filter" in terms.degradations
+
+
+def test_cjk_under_unicode61_is_prefix_matched_and_disclosed() -> None:
+    con = _db("unicode61")
+    terms = prepare_terms(["数据库"], tokenizer="unicode61", tokenize=_tokenize_with("unicode61"))
+    assert terms.fts_terms == ('"数据库"*',)
+    assert "cjk_prefix_match" in terms.degradations
+    assert _match(con, terms.fts_any() or "") == 1
+
+
+def test_duplicate_terms_fold_case_insensitively() -> None:
+    terms = prepare_terms(["JWT", "jwt", "Jwt"], tokenizer="unicode61", tokenize=_tokenize_with("unicode61"))
+    assert terms.terms == ("JWT",)
+    assert terms.instr_terms == ("jwt",)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(list(' "\'-:*^(){}+\\,.\t\x00NEAROTDtxuiK数据') + ["AND", "OR",
+                "NOT", "NEAR", "text", "uuid"]), min_size=1, max_size=12).map("".join), min_size=1, max_size=5))
+def test_fuzzed_terms_never_reach_match_as_syntax(raw: list[str]) -> None:
+    con = _db("unicode61")
+    try:
+        terms = prepare_terms(raw, tokenizer="unicode61", tokenize=_tokenize_with("unicode61"))
+    except InvalidQueryTerms:
+        return
+    if terms.fts_any():
+        _match(con, terms.fts_any() or "")
