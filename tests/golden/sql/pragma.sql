@@ -1,0 +1,4 @@
+-- expect: violation forbidden_statement
+-- params: 
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at messages.uuid messages.session_id messages.text messages.visibility messages.is_meta
+PRAGMA writable_schema = ON
