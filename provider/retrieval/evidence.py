@@ -98,13 +98,15 @@ def error_line(text: str, terms: Sequence[str]) -> str:
     if not lines:
         return ""
     errors = [ln for ln in lines if _ERROR_LINE.search(ln) and not _EXIT_CODE_LINE.match(ln)]
+    if not errors:
+        return lines[-1]
     lowered_terms = [t for t in terms if t]
-    for line in reversed(errors):
-        if any(t in line.lower() for t in lowered_terms):
-            return line
-    if errors:
-        return errors[-1]
-    return lines[-1]
+
+    def telling(indexed: tuple[int, str]) -> tuple[int, int]:
+        index, line = indexed
+        return (sum(t in line.lower() for t in lowered_terms), index)  # most terms, then the latest
+
+    return max(enumerate(errors), key=telling)[1]
 
 
 def _outcome_label(is_error: int, exit_code: int | None) -> tuple[str, bool]:

@@ -1,0 +1,131 @@
+"""Folding, limits and receipts, on synthetic candidates: exact counts, deterministic order."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from provider.bounding.bound import ELLIPSIS, bound, cut_snippet
+from provider.bounding.fold import fold
+from provider.bounding.receipt import canonical_json, digest
+from provider.contract.models import Limits
+from provider.retrieval.evidence import Candidate, command_text, error_line
+
+
+def _cand(session: str, ref: str, text: str, *, score: float = 1, when: str = "2026-10-01T00:00:00Z",
+          etype: str = "prior_failure", key: str | None = None) -> Candidate:
+    return Candidate(evidence_type=etype, session_ref=session, message_ref=ref,  # type: ignore[arg-type]
+                     observed_at=when, revision_ref="main", text=text, score=score, sidechain=False,
+                     fold_key=key or f"{etype}|{text}")
+
+
+def _limits(sessions: int = 50, items: int = 50, snippet: int = 2000, total: int = 32000) -> Limits:
+    return Limits(max_sessions=sessions, max_items=items, max_snippet_chars=snippet, max_total_chars=total)
+
+
+def test_identical_evidence_across_sessions_folds_into_one_counted_item() -> None:
+    cands = [_cand(f"s{i}", f"m{i}", "[failed exit 1] pytest => boom", when=f"2026-10-0{i}T00:00:00Z")
+             for i in range(1, 4)]
+    folded = fold(cands)
+    assert len(folded) == 1
+    assert folded[0].occurrences == 3 and folded[0].sessions == 3
+    assert folded[0].item.text.startswith("[repeated 3x in 3 sessions] ")
+    assert folded[0].item.session_ref == "s3"  # the newest occurrence
+
+
+def test_order_is_deterministic_and_independent_of_input_order() -> None:
+    cands = [_cand("a", "1", "x", score=1), _cand("b", "2", "y", score=2), _cand("c", "3", "z", score=2,
+                                                                                  when="2026-11-01")]
+    forward = [f.item.message_ref for f in fold(cands)]
+    backward = [f.item.message_ref for f in fold(list(reversed(cands)))]
+    assert forward == backward == ["3", "2", "1"]
+
+
+def test_max_items_and_omitted_count_are_exact() -> None:
+    folded = fold([_cand(f"s{i}", str(i), f"text {i}") for i in range(10)])
+    report = bound(folded, _limits(items=4), fetch_ceiling_reached=False)
+    assert len(report.items) == 4 and report.omitted_count == 6 and report.truncated
+
+
+def test_max_sessions_counts_distinct_sessions() -> None:
+    cands = [_cand("s1", "1", "a"), _cand("s1", "2", "b"), _cand("s2", "3", "c"), _cand("s3", "4", "d")]
+    report = bound(fold(cands), _limits(sessions=2), fetch_ceiling_reached=False)
+    assert {i.session_ref for i in report.items} <= {"s1", "s2"}
+    assert len({i.session_ref for i in report.items}) == 2
+    assert report.omitted_count == 1
+
+
+def test_total_chars_drops_whole_items_and_snippets_are_cut_visibly() -> None:
+    folded = fold([_cand("s1", "1", "a" * 500, score=3), _cand("s2", "2", "b" * 50, score=2),
+                   _cand("s3", "3", "c" * 90, score=1)])
+    report = bound(folded, _limits(snippet=100, total=160), fetch_ceiling_reached=False)
+    snippets = [i.snippet for i in report.items]
+    assert snippets[0] == "a" * 99 + ELLIPSIS
+    assert snippets[1] == "b" * 50
+    assert report.omitted_count == 1 and report.snippets_cut == 1 and report.truncated
+    assert sum(map(len, snippets)) <= 160
+
+
+def test_nothing_cut_nothing_omitted_is_not_truncated_unless_fetch_ceiling() -> None:
+    folded = fold([_cand("s1", "1", "short")])
+    assert not bound(folded, _limits(), fetch_ceiling_reached=False).truncated
+    assert bound(folded, _limits(), fetch_ceiling_reached=True).truncated
+
+
+def test_redaction_happens_before_bounding() -> None:
+    token = "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8"
+    report = bound(fold([_cand("s1", "1", f"git push with {token} failed")]), _limits(),
+                   fetch_ceiling_reached=False)
+    assert token not in report.items[0].snippet
+    assert report.redactions["github_token"] == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3", "s4"]), st.text(min_size=1, max_size=300),
+                          st.integers(0, 5)), max_size=30),
+       st.integers(1, 6), st.integers(1, 8), st.integers(40, 400), st.integers(100, 2000))
+def test_bounds_always_hold(rows: list[tuple[str, str, int]], sessions: int, items: int, snippet: int,
+                            total: int) -> None:
+    cands = [_cand(s, str(i), text, score=score) for i, (s, text, score) in enumerate(rows)]
+    folded = fold(cands)
+    report = bound(folded, _limits(sessions, items, snippet, total), fetch_ceiling_reached=False)
+    assert len(report.items) <= items
+    assert len({i.session_ref for i in report.items}) <= sessions
+    assert all(len(i.snippet) <= snippet for i in report.items)
+    assert sum(len(i.snippet) for i in report.items) <= total
+    assert len(report.items) + report.omitted_count == len(folded)
+    assert report.truncated == (report.omitted_count > 0 or report.snippets_cut > 0)
+    json.dumps([i.model_dump(mode="json") for i in report.items])
+
+
+def test_cut_snippet() -> None:
+    assert cut_snippet("abc", 3) == ("abc", False)
+    assert cut_snippet("abcd", 3) == ("ab" + ELLIPSIS, True)
+
+
+def test_canonical_json_and_digest_are_stable() -> None:
+    assert canonical_json({"b": 1, "a": [1, "é"]}) == '{"a":[1,"é"],"b":1}'.encode()
+    assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
+    assert digest({"a": 1}).startswith("sha256:") and len(digest({"a": 1})) == 71
+
+
+@pytest.mark.parametrize(("name", "raw", "expected"), [
+    ("Bash", '{"command":"pytest -k auth","description":"Run"}', "pytest -k auth"),
+    ("shell", '{"command":["bash","-lc","npm run build"],"workdir":"/x"}', "npm run build"),
+    ("shell", '{"command":["git","status"]}', "git status"),
+    ("Edit", '{"file_path":"/r/a.py","old_string":"x"}', "Edit /r/a.py"),
+    ("apply_patch", '"*** Begin Patch\\n*** Update File: a.py"', "apply_patch *** Begin Patch *** Update File: a.py"),
+    ("Bash", '{"command":"pytest -k au', "Bash {\"command\":\"pytest -k au"),
+])
+def test_command_text(name: str, raw: str, expected: str) -> None:
+    assert command_text(name, raw) == expected
+
+
+def test_error_line_prefers_a_line_naming_a_term() -> None:
+    text = "Traceback\n  File x\nValueError: unrelated\nModuleNotFoundError: No module named 'jwt'\nexit"
+    assert error_line(text, ["jwt"]) == "ModuleNotFoundError: No module named 'jwt'"
+    assert error_line(text, ["nothing"]) == "ModuleNotFoundError: No module named 'jwt'"
+    assert error_line("all good\n6 passed", []) == "6 passed"

@@ -1,0 +1,255 @@
+"""Retrieval end to end on fixture databases built from code: every planted fact, scope, folding,
+redaction, sidechains, hidden rows, canaries, tampered templates, and every schema generation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from provider.fixtures.builder import FixtureInfo, build_fixture
+from provider.service import answer
+from tests.conftest import make_request, scope_entry, write_config
+
+LIMITS = {"max_sessions": 20, "max_items": 20, "max_snippet_chars": 600, "max_total_chars": 12000}
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> tuple[FixtureInfo, dict[str, Any]]:
+    info = build_fixture(tmp_path_factory.mktemp("fx") / "current", generation="current")
+    return info, json.loads(info.manifest_path.read_text(encoding="utf-8"))
+
+
+def _ask(info: FixtureInfo, manifest: dict[str, Any], tmp: Path, *, agent: str, repo: str,
+         types: list[str], terms: list[str], limits: dict[str, int] | None = None,
+         template_dir: Path | None = None, roots: list[str] | None = None) -> dict[str, Any]:
+    sources = manifest["agents"][agent]
+    config = write_config(tmp / f"cfg-{agent}-{repo}.json",
+                          [scope_entry(agent, "demo", repo, sources, roots or [manifest["repos"][repo]])],
+                          transcript_homes=[str(info.home)])
+    request = make_request(scope={"agent_id": agent, "project_id": "demo", "repository_id": repo,
+                                  "allow_cross_agent": False, "allow_cross_project": False},
+                           evidence_types=types, query_terms=terms, limits=limits or LIMITS)
+    return answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config,
+                  template_dir=template_dir).envelope
+
+
+def _agent_for(manifest: dict[str, Any], source: str) -> str:
+    return next(a for a, sources in manifest["agents"].items() if source in sources)
+
+
+def _shown(fact: dict[str, Any], manifest: dict[str, Any]) -> str:
+    text = str(fact["must_contain"])
+    if '"exit_code":0' in text:
+        return f"[ok] {fact['command']} =>"  # Codex output JSON is rendered as an outcome line
+    if text.startswith("*** ") and "File: " in text:
+        return text.split("File: ", 1)[1]  # apply_patch paths are listed, repository-relative
+    for root in sorted(manifest["repos"].values(), key=len, reverse=True):
+        text = text.replace(root.rstrip("/") + "/", "")
+    return text
+
+
+def test_every_planted_fact_is_found_in_its_own_scope(fx: tuple[FixtureInfo, dict[str, Any]],
+                                                      tmp_path: Path) -> None:
+    info, manifest = fx
+    for fact in manifest["facts"]:
+        envelope = _ask(info, manifest, tmp_path, agent=_agent_for(manifest, fact["source"]), repo=fact["repo"],
+                        types=[fact["evidence_type"]], terms=fact["terms"])
+        assert envelope["outcome"] == "ok", (fact["id"], envelope["error"])
+        items = [i for i in envelope["result"]["items"] if i["session_ref"] == fact["session_id"]]
+        assert any(i["evidence_type"] == fact["evidence_type"] and _shown(fact, manifest) in i["snippet"]
+                   for i in items), (fact["id"], envelope["result"]["items"])
+
+
+def test_facts_never_cross_agents_or_repositories(fx: tuple[FixtureInfo, dict[str, Any]],
+                                                  tmp_path: Path) -> None:
+    info, manifest = fx
+    for fact in manifest["facts"]:
+        for agent in manifest["agents"]:
+            for repo in ("alpha-svc", "alpha-svc-wt", "beta-web"):
+                if agent == _agent_for(manifest, fact["source"]) and repo == fact["repo"]:
+                    continue
+                envelope = _ask(info, manifest, tmp_path, agent=agent, repo=repo,
+                                types=[fact["evidence_type"]], terms=fact["terms"])
+                refs = {i["session_ref"] for i in envelope["result"]["items"]}
+                assert fact["session_id"] not in refs, (fact["id"], agent, repo)
+
+
+def test_canaries_are_never_returned(fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
+    info, manifest = fx
+    canary_sessions = {c["session_id"] for c in manifest["canaries"]}
+    for agent in manifest["agents"]:
+        envelope = _ask(info, manifest, tmp_path, agent=agent, repo="alpha-svc",
+                        types=["prior_failure", "decision", "file_history", "tool_outcome", "summary"],
+                        terms=["CANARYTERM", "stripe", "ModuleNotFoundError"])
+        assert envelope["outcome"] == "ok"
+        assert not canary_sessions & {i["session_ref"] for i in envelope["result"]["items"]}
+        assert "CANARYTERM" not in json.dumps(envelope["result"])
+
+
+def test_hidden_inactive_and_meta_rows_are_excluded(fx: tuple[FixtureInfo, dict[str, Any]],
+                                                    tmp_path: Path) -> None:
+    info, manifest = fx
+    for agent in manifest["agents"]:
+        for repo in ("alpha-svc", "beta-web"):
+            envelope = _ask(info, manifest, tmp_path, agent=agent, repo=repo,
+                            types=["prior_failure", "decision", "tool_outcome", "summary"],
+                            terms=manifest["hidden_terms"])
+            assert not envelope["result"]["items"], (agent, repo)
+
+
+def test_repeated_failure_is_folded_with_its_count(fx: tuple[FixtureInfo, dict[str, Any]],
+                                                   tmp_path: Path) -> None:
+    info, manifest = fx
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
+                    terms=["ModuleNotFoundError", "stripe"])
+    folded = [i for i in envelope["result"]["items"] if i["snippet"].startswith("[repeated ")]
+    assert folded, envelope["result"]["items"]
+    assert envelope["provider_meta"]["folded_repeats"] >= 2
+
+
+def test_subagent_evidence_is_marked(fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
+    info, manifest = fx
+    fact = next(f for f in manifest["facts"] if f["id"] == "claude-webhook-sidechain")
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
+                    terms=fact["terms"])
+    assert any(i["snippet"].startswith("[subagent]") for i in envelope["result"]["items"])
+
+
+def _plant_failure(db: Path, session_id: str, command: str, output: str, when: str) -> None:
+    """Append one failed Bash call to a session of a fixture copy, the way Obelisk's indexer writes it."""
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    with con:
+        cwd = con.execute("SELECT project_path FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+        con.execute("INSERT INTO messages (uuid, session_id, type, timestamp, role, content_type, cwd, source) "
+                    "VALUES ('planted-call', ?, 'assistant', ?, 'assistant', 'tool_use', ?, 'claude')",
+                    (session_id, when, cwd))
+        con.execute("INSERT INTO tool_calls (id, message_uuid, session_id, name, input_json) "
+                    "VALUES ('toolu_planted', 'planted-call', ?, 'Bash', ?)",
+                    (session_id, json.dumps({"command": command})))
+        con.execute("INSERT INTO tool_results (tool_use_id, message_uuid, session_id, content, is_error) "
+                    "VALUES ('toolu_planted', 'planted-call', ?, ?, 1)", (session_id, output))
+    con.close()
+
+
+def test_secrets_are_redacted_and_counted(fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
+    info, manifest = fx
+    db = tmp_path / "secrets.sqlite"
+    shutil.copyfile(info.db_path, db)
+    session = next(f["session_id"] for f in manifest["facts"] if f["id"] == "claude-stripe-failure")
+    secrets = {s["kind"]: s["value"] for s in manifest["secrets"]}
+    output = (f"Exit code 128\nfatal: unable to access '{secrets['url_credentials']}': auth failed with "
+              f"token {secrets['github_token']} and key {secrets['aws_access_key_id']}")
+    _plant_failure(db, session, "git push mirror", output, "2026-10-30T10:00:00.000Z")
+    moved = info.__class__(**{**info.__dict__, "db_path": db})
+    envelope = _ask(moved, manifest, tmp_path, agent="claude-agent", repo="alpha-svc",
+                    types=["prior_failure"], terms=["git push", "auth failed"],
+                    limits={**LIMITS, "max_snippet_chars": 2000})
+    text = json.dumps(envelope)
+    assert any("git push mirror" in i["snippet"] for i in envelope["result"]["items"])
+    for kind in ("url_credentials", "github_token", "aws_access_key_id"):
+        assert secrets[kind] not in text
+    assert "pa55word" not in text
+    assert "[REDACTED:" in text
+    assert sum(envelope["provider_meta"]["redactions"].values()) >= 3
+
+
+def test_bounds_are_exact_and_explicit(fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
+    info, manifest = fx
+    limits = {"max_sessions": 2, "max_items": 3, "max_snippet_chars": 60, "max_total_chars": 150}
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc",
+                    types=["prior_failure", "decision", "file_history", "tool_outcome", "summary"],
+                    terms=["stripe", "billing", "ModuleNotFoundError", "pytest"], limits=limits)
+    result = envelope["result"]
+    assert len(result["items"]) <= 3
+    assert len({i["session_ref"] for i in result["items"]}) <= 2
+    assert all(len(i["snippet"]) <= 60 for i in result["items"])
+    assert sum(len(i["snippet"]) for i in result["items"]) <= 150
+    assert result["truncated"] is True and result["omitted_count"] > 0
+    assert envelope["receipt"]["omitted_count"] == result["omitted_count"]
+
+
+def test_answers_are_deterministic(fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
+    info, manifest = fx
+    first = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc",
+                 types=["prior_failure", "decision"], terms=["stripe", "billing"])
+    second = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc",
+                  types=["prior_failure", "decision"], terms=["stripe", "billing"])
+    assert first["result"] == second["result"] and first["receipt"] == second["receipt"]
+
+
+def test_receipt_is_content_free(fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
+    info, manifest = fx
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
+                    terms=["ModuleNotFoundError", "stripe"])
+    receipt = json.dumps(envelope["receipt"])
+    assert envelope["receipt"]["result_count"] == len(envelope["result"]["items"])
+    for item in envelope["result"]["items"]:
+        assert item["session_ref"] not in receipt
+        assert item.get("message_ref", "§") not in receipt
+    for private in ("stripe", "ModuleNotFoundError", "alpha-svc", str(info.home)):
+        assert private not in receipt
+        assert private not in json.dumps(envelope["provider_meta"])
+
+
+def _tampered(tmp_path: Path, old: str, new: str) -> Path:
+    from provider.retrieval.templates import TEMPLATE_DIR
+
+    out = tmp_path / "templates"
+    shutil.copytree(TEMPLATE_DIR, out)
+    path = out / "prior_failure.tool_results.v1.sql"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return out
+
+
+def test_tampered_template_that_leaks_fails_the_whole_result(fx: tuple[FixtureInfo, dict[str, Any]],
+                                                            tmp_path: Path) -> None:
+    info, manifest = fx
+    # Drop the path-boundary '/': alpha-svc-evil now matches the alpha-svc root prefix.
+    templates = _tampered(tmp_path, "substr(s.project_path, 1, length(r.value) + 1) = r.value || '/'",
+                          "substr(s.project_path, 1, length(r.value)) = r.value")
+    for _ in range(3):
+        envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc",
+                        types=["prior_failure"], terms=["CANARYTERM", "stripe", "ModuleNotFoundError"],
+                        template_dir=templates)
+        assert envelope["outcome"] == "failed"
+        assert envelope["error"]["code"] == "scope_violation"
+        assert envelope["result"]["items"] == [] and envelope["receipt"]["result_count"] == 0
+
+
+def test_tampered_template_without_scope_is_rejected_before_running(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
+    info, manifest = fx
+    templates = _tampered(tmp_path, "WHERE tc.session_id IN (SELECT id FROM scope_sessions)\n  AND",
+                          "WHERE")
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
+                    terms=["stripe"], template_dir=templates)
+    assert envelope["outcome"] == "failed"
+    assert envelope["error"]["code"] == "template_rejected"
+
+
+@pytest.mark.parametrize("generation", ["current", "migrated", "trigram", "legacy"])
+def test_every_schema_generation(generation: str, tmp_path: Path) -> None:
+    info = build_fixture(tmp_path / generation, generation=generation)  # type: ignore[arg-type]
+    manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
+    fact = next(f for f in manifest["facts"] if f["id"] == "claude-stripe-failure")
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc",
+                    types=["prior_failure", "summary"], terms=fact["terms"])
+    meta = envelope["provider_meta"]
+    if generation == "legacy":
+        # The migrated columns (visibility, is_meta, source) are missing: templates needing them are
+        # skipped, disclosed by evidence type, never run without their predicates.
+        assert envelope["outcome"] == "ok"
+        assert set(meta["skipped_evidence_types"]) == {"prior_failure", "summary"}
+        assert envelope["result"]["items"] == []
+        return
+    assert envelope["outcome"] == "ok", envelope["error"]
+    assert meta["tokenizer"] == ("trigram" if generation == "trigram" else "unicode61")
+    assert any(i["session_ref"] == fact["session_id"] for i in envelope["result"]["items"])
