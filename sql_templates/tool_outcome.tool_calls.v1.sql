@@ -1,7 +1,7 @@
 -- id: tool_outcome.tool_calls
 -- version: 1
 -- evidence_type: tool_outcome
--- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since terms head tail limit
 -- Commands or tools whose input mentions a query term, with their outcome (failed or succeeded), newest
 -- first, so that a later success after a failure is visible.
@@ -18,6 +18,8 @@ SELECT tc.session_id AS session_id,
        ss.source AS session_source,
        ss.project_path AS session_path,
        m.cwd AS msg_cwd,
+       m.session_id AS msg_session_id,
+       tr.session_id AS result_session_id,
        tc.id AS message_ref,
        m.timestamp AS observed_at,
        ss.git_branch AS git_branch,

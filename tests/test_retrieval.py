@@ -253,3 +253,25 @@ def test_every_schema_generation(generation: str, tmp_path: Path) -> None:
     assert envelope["outcome"] == "ok", envelope["error"]
     assert meta["tokenizer"] == ("trigram" if generation == "trigram" else "unicode61")
     assert any(i["session_ref"] == fact["session_id"] for i in envelope["result"]["items"])
+
+
+def test_crafted_database_joining_another_repositorys_row_fails(fx: tuple[FixtureInfo, dict[str, Any]],
+                                                                tmp_path: Path) -> None:
+    """A tool call filed under an in-scope session whose message belongs to the canary session."""
+    import sqlite3
+
+    info, manifest = fx
+    db = tmp_path / "crafted.sqlite"
+    shutil.copyfile(info.db_path, db)
+    in_scope = next(f["session_id"] for f in manifest["facts"] if f["id"] == "claude-stripe-failure")
+    canary = manifest["canaries"][0]
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE tool_calls SET session_id = ? WHERE id = ?", (in_scope, canary["tool_ids"][0]))
+    con.close()
+    moved = info.__class__(**{**info.__dict__, "db_path": db})
+    envelope = _ask(moved, manifest, tmp_path, agent="claude-agent", repo="alpha-svc",
+                    types=["prior_failure", "tool_outcome"], terms=canary["terms"])
+    assert envelope["outcome"] == "failed"
+    assert envelope["error"]["code"] == "scope_violation"
+    assert envelope["result"]["items"] == []

@@ -92,6 +92,7 @@ def check_scope(hit: RawHit, sources: Sequence[str], roots: Sequence[str]) -> No
         raise ScopeViolation
     if not (under_root(row.get("session_path"), roots) or under_root(row.get("msg_cwd"), roots)):
         raise ScopeViolation
-    cwd = row.get("msg_cwd")
-    if cwd and not under_root(row.get("session_path"), roots) and not under_root(cwd, roots):
-        raise ScopeViolation
+    # Rows joined in from other tables must belong to the same session (no FOREIGN KEY enforces it).
+    for joined in ("msg_session_id", "result_session_id"):
+        if joined in row and row[joined] is not None and row[joined] != row.get("session_id"):
+            raise ScopeViolation

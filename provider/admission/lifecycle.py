@@ -1,0 +1,288 @@
+"""``enable`` and ``disable``: the only writers of the provider config, and of nothing else.
+
+The provider is off until an operator enables one (agent_id, project_id) scope. ``enable`` checks every root,
+records the repository identity, the agent's sources and the stage, and replaces an existing entry with the
+same (agent_id, project_id) key; it never touches another entry, so it can never widen another scope.
+A qualification report, required for ``--stage 2``, is checked whenever one is given (also at stage 1,
+where a report that does not qualify this scope is refused rather than silently ignored). ``disable``
+removes one entry. Neither opens the Obelisk database or any file but the config (and, for
+``--stage 2``, the qualification report it reads).
+
+Output: one JSON line on ``out``. Success prints a summary whose roots are digests only; failure prints
+``{"ok": false, "error": {"code": ..., "detail": ...}}`` with a content-free detail (roots are named by
+their position, never by their path). Exit codes: 0 done, 2 refused (bad argument, not enabled,
+qualification required), 1 the config could not be read or written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from provider.admission.config import (
+    EnabledScope,
+    ProviderConfig,
+    QualificationRecord,
+    RepositoryIdentity,
+    load_config,
+    save_config,
+)
+from provider.admission.identity import path_digest, repository_identity
+from provider.errors import ConfigInvalid
+
+__all__ = ["MAX_ID_CHARS", "MAX_REPORT_BYTES", "SOURCE_RE", "disable_scope", "enable_scope", "normalize_root",
+           "scope_summary"]
+
+EXIT_OK, EXIT_CONFIG, EXIT_REFUSED = 0, 1, 2
+MAX_ID_CHARS = 256
+MAX_REPORT_BYTES = 4 * 1024 * 1024
+#: A source name as Obelisk writes it in ``sessions.source`` (claude, codex, kimi, pi, ...).
+SOURCE_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, detail: str, exit_code: int = EXIT_REFUSED) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+        self.exit_code = exit_code
+
+
+def _emit(out: TextIO, document: Mapping[str, Any]) -> None:
+    out.write(json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n")
+    out.flush()
+
+
+def _fail(out: TextIO, err: _Refused) -> int:
+    _emit(out, {"ok": False, "error": {"code": err.code, "detail": err.detail}})
+    return err.exit_code
+
+
+def _check_id(name: str, value: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise _Refused("invalid_argument", f"--{name} must not be empty")
+    if value != value.strip() or _CONTROL.search(value) or len(value) > MAX_ID_CHARS:
+        raise _Refused("invalid_argument",
+                       f"--{name} must be at most {MAX_ID_CHARS} characters, without control characters "
+                       "or surrounding whitespace")
+    return value
+
+
+def _check_sources(sources: Sequence[str] | None) -> tuple[str, ...]:
+    if not sources:
+        raise _Refused("invalid_argument", "at least one --source is required")
+    for index, source in enumerate(sources, 1):
+        if not isinstance(source, str) or not SOURCE_RE.match(source):
+            raise _Refused("invalid_argument",
+                           f"--source #{index} must match [a-z0-9][a-z0-9_.-]* (at most 64 characters)")
+    return tuple(dict.fromkeys(sources))
+
+
+def normalize_root(root: str) -> str:
+    """``os.path.abspath`` without a trailing separator (``/`` stays ``/``)."""
+    path = os.path.abspath(root)
+    return path.rstrip(os.sep) or os.sep
+
+
+def _check_roots(roots: Sequence[str] | None) -> tuple[str, ...]:
+    if not roots:
+        raise _Refused("invalid_argument", "at least one --root is required")
+    normalized: list[str] = []
+    for index, root in enumerate(roots, 1):
+        if not isinstance(root, str) or not root or "\x00" in root:
+            raise _Refused("root_not_directory", f"--root #{index} is not an existing directory")
+        path = normalize_root(root)
+        if not os.path.isdir(path):
+            raise _Refused("root_not_directory", f"--root #{index} is not an existing directory")
+        normalized.append(path)
+    return tuple(dict.fromkeys(normalized))
+
+
+def _merge_identity(identities: Sequence[RepositoryIdentity]) -> RepositoryIdentity:
+    """One identity for the scope: the first git root's kind and root commit, the union of remotes/worktrees.
+
+    Roots that belong to different repositories are the operator's explicit choice; their root commits are
+    not merged (the first one is recorded), their remote digests and worktrees are.
+    """
+    gits = [ident for ident in identities if ident.kind == "git"]
+    if not gits:
+        return RepositoryIdentity(kind="directory")
+    remotes = sorted({d for ident in gits for d in ident.remote_digests})
+    worktrees = list(dict.fromkeys(w for ident in gits for w in ident.worktrees))
+    root_commit = next((ident.root_commit for ident in gits if ident.root_commit), None)
+    return RepositoryIdentity(kind="git", root_commit=root_commit, remote_digests=tuple(remotes),
+                              worktrees=tuple(worktrees))
+
+
+def _read_report(path: str) -> tuple[bytes, dict[str, Any]]:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_REPORT_BYTES + 1)
+    except OSError:
+        raise _Refused("qualification_required", "the qualification report could not be read") from None
+    if len(raw) > MAX_REPORT_BYTES:
+        raise _Refused("qualification_required", "the qualification report is too large")
+    try:
+        report = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise _Refused("qualification_required", "the qualification report is not JSON") from None
+    if not isinstance(report, dict):
+        raise _Refused("qualification_required", "the qualification report is not a JSON object")
+    return raw, report
+
+
+def _sources_match(value: object, sources: Sequence[str]) -> bool:
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        return False
+    return set(value) == set(sources)
+
+
+def _qualification(path: str, *, agent_id: str, project_id: str, repository_id: str,
+                   sources: Sequence[str]) -> QualificationRecord:
+    """Accept a passing report written by ``qualify`` for exactly this scope, or refuse."""
+    raw, report = _read_report(path)
+    if report.get("passed") is not True:
+        raise _Refused("qualification_required", "the qualification report did not pass")
+    scope = report.get("scope")
+    if not isinstance(scope, dict):
+        raise _Refused("qualification_required", "the qualification report names no scope")
+    wanted = {"agent_id": agent_id, "project_id": project_id, "repository_id": repository_id}
+    if any(scope.get(key) != value for key, value in wanted.items()):
+        raise _Refused("qualification_required", "the qualification report is for another scope")
+    for holder in (scope, report):
+        if "sources" in holder and not _sources_match(holder["sources"], sources):
+            raise _Refused("qualification_required", "the qualification report is for other sources")
+    generated_at = report.get("generated_at")
+    if not isinstance(generated_at, str) or not generated_at:
+        raise _Refused("qualification_required", "the qualification report has no generated_at")
+    return QualificationRecord(report_digest="sha256:" + hashlib.sha256(raw).hexdigest(), passed=True,
+                               generated_at=generated_at)
+
+
+def _load(config_path: Path) -> ProviderConfig:
+    try:
+        return load_config(config_path)
+    except ConfigInvalid:
+        raise _Refused("config_invalid", "the provider configuration is unreadable or invalid; "
+                       "it was left unchanged", EXIT_CONFIG) from None
+
+
+def _save(config_path: Path, config: ProviderConfig) -> None:
+    try:
+        save_config(config_path, config)
+    except OSError:
+        raise _Refused("config_write_failed", "the provider configuration could not be written",
+                       EXIT_CONFIG) from None
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def scope_summary(scope: EnabledScope) -> dict[str, Any]:
+    """The public view of one enabled scope: ids, sources, stage, root digests. No plain path."""
+    identity = scope.repository_identity
+    return {
+        "agent_id": scope.agent_id,
+        "project_id": scope.project_id,
+        "repository_id": scope.repository_id,
+        "sources": list(scope.sources),
+        "stage": scope.stage,
+        "enabled_at": scope.enabled_at,
+        "roots": len(scope.roots),
+        "root_digests": [path_digest(root) for root in scope.roots],
+        "repository_kind": identity.kind if identity else None,
+        "root_commit": identity.root_commit if identity else None,
+        "remote_digests": list(identity.remote_digests) if identity else [],
+        "worktrees_found": len(identity.worktrees) if identity else 0,
+        "qualified": scope.qualification is not None and scope.qualification.passed,
+    }
+
+
+def _build_scope(*, agent_id: str, project_id: str, repository_id: str, sources: Sequence[str],
+                 roots: Sequence[str], stage: int, include_worktrees: bool,
+                 qualification_report: str | None) -> tuple[EnabledScope, int]:
+    agent_id = _check_id("agent-id", agent_id)
+    project_id = _check_id("project-id", project_id)
+    repository_id = _check_id("repository-id", repository_id)
+    clean_sources = _check_sources(sources)
+    clean_roots = _check_roots(roots)
+    if stage not in (1, 2):
+        raise _Refused("invalid_argument", "--stage must be 1 or 2")
+    qualification = None
+    if stage == 2 and not qualification_report:
+        raise _Refused("qualification_required", "--stage 2 requires --qualification-report FILE from a "
+                       "passing qualification of this scope")
+    if qualification_report:
+        qualification = _qualification(qualification_report, agent_id=agent_id, project_id=project_id,
+                                       repository_id=repository_id, sources=clean_sources)
+    identities: list[RepositoryIdentity] = []
+    bound: list[str] = list(clean_roots)
+    for root in clean_roots:
+        identity, extra = repository_identity(root, include_worktrees=include_worktrees)
+        identities.append(identity)
+        bound.extend(extra)
+    all_roots = tuple(dict.fromkeys(normalize_root(r) for r in bound))
+    scope = EnabledScope(
+        agent_id=agent_id,
+        project_id=project_id,
+        repository_id=repository_id,
+        sources=clean_sources,
+        roots=all_roots,
+        stage=2 if stage == 2 else 1,
+        enabled_at=_utc_now(),
+        repository_identity=_merge_identity(identities),
+        qualification=qualification,
+    )
+    return scope, len(all_roots) - len(clean_roots)
+
+
+def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repository_id: str,
+                 sources: list[str], roots: list[str], stage: int, include_worktrees: bool,
+                 qualification_report: str | None, out: TextIO) -> int:
+    """Enable (or re-enable, replacing) the (agent_id, project_id) scope. Returns the exit code."""
+    try:
+        scope, worktrees_bound = _build_scope(
+            agent_id=agent_id, project_id=project_id, repository_id=repository_id, sources=sources,
+            roots=roots, stage=stage, include_worktrees=include_worktrees,
+            qualification_report=qualification_report)
+        config = _load(config_path)
+        key = (scope.agent_id, scope.project_id)
+        replaced = any((s.agent_id, s.project_id) == key for s in config.scopes)
+        if replaced:
+            scopes = tuple(scope if (s.agent_id, s.project_id) == key else s for s in config.scopes)
+        else:
+            scopes = (*config.scopes, scope)
+        _save(config_path, config.model_copy(update={"scopes": scopes}))
+    except _Refused as err:
+        return _fail(out, err)
+    summary = scope_summary(scope)
+    summary["worktrees_bound"] = worktrees_bound
+    _emit(out, {"ok": True, "action": "replaced" if replaced else "enabled", "scope": summary})
+    return EXIT_OK
+
+
+def disable_scope(*, config_path: Path, agent_id: str, project_id: str, out: TextIO) -> int:
+    """Remove the (agent_id, project_id) entry. Never touches the Obelisk database."""
+    try:
+        config = _load(config_path)
+        key = (agent_id, project_id)
+        removed = [s for s in config.scopes if (s.agent_id, s.project_id) == key]
+        if not removed:
+            return _fail(out, _Refused("not_enabled", "no enabled scope for this agent and project"))
+        kept = tuple(s for s in config.scopes if (s.agent_id, s.project_id) != key)
+        _save(config_path, config.model_copy(update={"scopes": kept}))
+    except _Refused as err:
+        return _fail(out, err)
+    _emit(out, {"ok": True, "action": "disabled",
+                "removed": [{"agent_id": s.agent_id, "project_id": s.project_id,
+                             "repository_id": s.repository_id} for s in removed],
+                "remaining_scopes": len(kept)})
+    return EXIT_OK
