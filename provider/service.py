@@ -104,7 +104,7 @@ def _tokenize_with(spec: str) -> Callable[[str], Sequence[str]]:
     tokenizer = memory.fts5_tokenizer(words[0], words[1:])
 
     def tokens(text: str) -> Sequence[str]:
-        return [str(tok[2]) for tok in tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)]
+        return [str(tuple(tok)[2]) for tok in tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)]
 
     return tokens
 
@@ -160,8 +160,7 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
         return Response(_envelope(request_id, err.outcome if err.outcome != "internal" else "failed",
                                   error=err), EXIT_CODES[err.outcome])
     except Exception:  # noqa: BLE001 - one envelope, never a traceback
-        err = InternalError()
-        return Response(_envelope(request_id, "failed", error=err), EXIT_CODES["internal"])
+        return Response(_envelope(request_id, "failed", error=InternalError()), EXIT_CODES["internal"])
     try:
         return _answer_admitted(admitted, config, db_path, now, vfs, template_dir, ctx)
     except ProviderError as err:
@@ -170,9 +169,8 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
         if outcome == "rejected":
             return Response(_envelope(request_id, "rejected", error=err, meta=ctx.meta), code)
         return Response(_failed(admitted, err, ctx), code)
-    except Exception:  # noqa: BLE001
-        err = InternalError()
-        return Response(_failed(admitted, err, ctx), EXIT_CODES["internal"])
+    except Exception:  # noqa: BLE001 - a bug: still one envelope, never a traceback
+        return Response(_failed(admitted, InternalError(), ctx), EXIT_CODES["internal"])
 
 
 def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> dict[str, Any]:

@@ -181,11 +181,15 @@ def _verify_unchanged(path: Path, before: FileIdentity, immutable: bool) -> None
             raise _Replaced  # the immutability premise did not hold for the whole read
 
 
+#: Conditions that a whole-read retry can cure: a writer holding a lock, a schema change, a file swap.
+_RETRY_ON = (apsw.BusyError, apsw.SchemaChangeError, apsw.LockedError, _Replaced)
+
+
 def _classify(exc: BaseException, deadline: Deadline) -> ProviderError | None:
     """Map an apsw exception to a typed failure; None means 'retry the whole read'."""
     if isinstance(exc, apsw.InterruptError) or deadline.expired():
         return DeadlineExceeded()
-    if isinstance(exc, (apsw.BusyError, apsw.SchemaChangeError, apsw.LockedError, _Replaced)):
+    if isinstance(exc, _RETRY_ON):
         return None
     if isinstance(exc, FileNotFoundError):
         return IndexMissing()
@@ -204,8 +208,10 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
         Retrying,
         retry_if_exception,
         stop_after_attempt,
+        stop_any,
         wait_exponential_jitter,
     )
+    from tenacity.stop import stop_base
 
     if not db_path.exists():
         raise IndexMissing
@@ -213,14 +219,15 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
         raise IndexUnreadable("the index path is not a regular file")
 
     def retryable(exc: BaseException) -> bool:
-        return _classify(exc, deadline) is None and not isinstance(exc, ProviderError)
+        return isinstance(exc, _RETRY_ON) and not deadline.expired()
 
-    def stop_at_deadline(state: RetryCallState) -> bool:
-        return deadline.remaining_ms() < 20
+    class stop_at_deadline(stop_base):  # noqa: N801 - named like tenacity's own stop conditions
+        def __call__(self, retry_state: RetryCallState) -> bool:
+            return deadline.remaining_ms() < 20
 
     retrying = Retrying(
         retry=retry_if_exception(retryable),
-        stop=stop_after_attempt(max_attempts) | stop_at_deadline,
+        stop=stop_any(stop_after_attempt(max_attempts), stop_at_deadline()),
         wait=wait_exponential_jitter(multiplier=0.01, max=0.2, jitter=0.02),
         reraise=True,
     )

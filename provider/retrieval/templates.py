@@ -65,7 +65,7 @@ def parse_template(text: str, filename: str) -> Template:
     return Template(
         id=header["id"],
         version=int(header["version"]),
-        evidence_type=evidence_type,  # type: ignore[arg-type]
+        evidence_type=evidence_type,
         needs=frozenset(needs),
         params=tuple(header["params"].split()),
         sql=text,
