@@ -14,7 +14,7 @@ from provider.admission.config import EnabledScope, ProviderConfig, save_config
 DEFAULT_DIR = Path("demo-index")
 
 
-def _request(request_id: str, agent: str, repo: str, types: list[str], terms: list[str],
+def _request(request_id: str, agent: str, repo: str, types: list[str], terms: list[str], *,
              trigger: str = "operator_requested_history") -> dict[str, Any]:
     return {
         "schema_version": "historical_evidence_request_v0",

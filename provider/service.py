@@ -162,7 +162,7 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
     except Exception:  # noqa: BLE001 - one envelope, never a traceback
         return Response(_envelope(request_id, "failed", error=InternalError()), EXIT_CODES["internal"])
     try:
-        return _answer_admitted(admitted, config, db_path, now, vfs, template_dir, ctx)
+        return _answer_admitted(admitted, config, db_path, now=now, vfs=vfs, template_dir=template_dir, ctx=ctx)
     except ProviderError as err:
         outcome = "failed" if err.outcome != "rejected" else "rejected"
         code = EXIT_CODES[err.outcome]
@@ -214,7 +214,7 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
     )
 
 
-def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path,
+def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path, *,
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
                      ctx: _Context) -> Response:
     from provider.bounding.bound import bound
@@ -233,11 +233,12 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
                      "skipped_evidence_types": list(read.skipped_types)})
     ctx.freshness, fresh_detail = _freshness(read.state.rows, admitted, config, now_s * 1000.0)
     ctx.meta["freshness_detail"] = _flatten_counts(fresh_detail)
-    run = read.run
-    assert run is not None and read.terms is not None
-    terms = read.terms.instr_terms
+    run, prepared = read.run, read.terms
+    if run is None or prepared is None:  # pragma: no cover - _read always sets both
+        raise InternalError
+    terms = prepared.instr_terms
     candidates = [candidate(hit, terms=terms, roots=admitted.scope.roots) for hit in run.hits]
-    if read.terms.post_filter_terms:
+    if prepared.post_filter_terms:
         candidates = [c for c in candidates if c.score > 0]
     folded = fold(candidates)
     report = bound(folded, admitted.limits, fetch_ceiling_reached=run.fetch_ceiling_reached)
@@ -252,7 +253,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         "snippets_cut": report.snippets_cut,
         "fetch_ceiling_reached": run.fetch_ceiling_reached,
         "redactions": dict(sorted(Counter(report.redactions).items())),
-        "degradations": list(read.terms.degradations),
+        "degradations": list(prepared.degradations),
         "total_chars": report.total_chars,
         "elapsed_ms": round((time.monotonic() - started) * 1000.0, 1),
         "since": since[:10] if since else "",
@@ -265,8 +266,6 @@ def _flatten_counts(detail: Mapping[str, object]) -> dict[str, int]:
     """Keep only integer counts and ages from the freshness report (content-free by construction)."""
     out: dict[str, int] = {}
     for key, value in detail.items():
-        if isinstance(value, bool):
-            out[key] = int(value)
-        elif isinstance(value, (int, float)):
+        if isinstance(value, (bool, int, float)):
             out[key] = int(value)
     return out

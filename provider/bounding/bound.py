@@ -60,12 +60,12 @@ def bound(folded: Sequence[Folded], limits: Limits, *, fetch_ceiling_reached: bo
         report.total_chars += len(snippet)
         report.folded_occurrences += entry.occurrences - 1
         report.items.append(_item(cand.evidence_type, cand.session_ref, cand.message_ref, cand.observed_at,
-                                  cand.revision_ref, snippet))
+                                  revision_ref=cand.revision_ref, snippet=snippet))
     report.truncated = report.truncated or report.omitted_count > 0 or report.snippets_cut > 0
     return report
 
 
-def _item(evidence_type: str, session_ref: str, message_ref: str | None, observed_at: str | None,
+def _item(evidence_type: str, session_ref: str, message_ref: str | None, observed_at: str | None, *,
           revision_ref: str | None, snippet: str) -> EvidenceItem:
     data: dict[str, str] = {"session_ref": session_ref, "evidence_type": evidence_type, "snippet": snippet}
     if message_ref is not None:

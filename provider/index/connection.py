@@ -144,7 +144,7 @@ class ReadSnapshot:
 
 
 def _install_deadline(conn: apsw.Connection, deadline: Deadline) -> None:
-    conn.set_progress_handler(lambda: deadline.expired(), _PROGRESS_STEPS)
+    conn.set_progress_handler(deadline.expired, _PROGRESS_STEPS)
     conn.set_busy_timeout(int(min(_BUSY_TIMEOUT_MS, max(1.0, deadline.remaining_ms()))))
 
 
@@ -221,7 +221,7 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
     def retryable(exc: BaseException) -> bool:
         return isinstance(exc, _RETRY_ON) and not deadline.expired()
 
-    class stop_at_deadline(stop_base):  # noqa: N801 - named like tenacity's own stop conditions
+    class stop_at_deadline(stop_base):  # named like tenacity's own stop conditions
         def __call__(self, retry_state: RetryCallState) -> bool:
             return deadline.remaining_ms() < 20
 
