@@ -28,12 +28,15 @@ def _order_key(c: Candidate) -> tuple[float, int, str, int, str, str]:
 
 def fold(candidates: Sequence[Candidate]) -> list[Folded]:
     groups: dict[str, list[Candidate]] = {}
-    seen_refs: set[tuple[str, str | None, str]] = set()
+    seen_refs: set[tuple[str, str]] = set()
     for cand in sorted(candidates, key=_order_key):
-        ref = (cand.session_ref, cand.message_ref, cand.evidence_type)
-        if ref in seen_refs:
-            continue  # the same row reached through two templates of one type
-        seen_refs.add(ref)
+        if cand.message_ref is not None:
+            ref = (cand.session_ref, cand.message_ref)
+            if ref in seen_refs:
+                # The same row reached again (two templates, or a failure that is also a tool outcome):
+                # shown once, under the first evidence type in contract order.
+                continue
+            seen_refs.add(ref)
         groups.setdefault(cand.fold_key, []).append(cand)
     folded: list[Folded] = []
     for members in groups.values():

@@ -23,6 +23,10 @@ _JSON_EXIT = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
 _PROCESS_EXIT = re.compile(r"Process exited with code (-?\d+)")
 _ERROR_LINE = re.compile(
     r"(Error|error|ERROR|Exception|FAILED|failed|Traceback|refused|denied|not found|cannot|Cannot|fatal)")
+_DIAGNOSTIC = re.compile(
+    r"\b[A-Za-z_.]*(Error|Exception|Exit|Fault)\b\s*:|\berror [A-Z]{1,4}\d{2,6}\b|^E\s{2,}\S|\bfatal:|"
+    r"\bpanicked at\b|\bSegmentation fault\b")
+_TRACEBACK_HEAD = re.compile(r"^Traceback \(most recent call last\):?$")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
 
 
@@ -94,17 +98,20 @@ def _result_body(head: str | None, tail: str | None) -> tuple[str, int | None]:
 
 def error_line(text: str, terms: Sequence[str]) -> str:
     """The most telling line of an output: one naming a term and an error, else the last error line."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln.strip(" =\t") for ln in text.splitlines() if ln.strip(" =\t")]
     if not lines:
         return ""
-    errors = [ln for ln in lines if _ERROR_LINE.search(ln) and not _EXIT_CODE_LINE.match(ln)]
+    errors = [ln for ln in lines
+              if _ERROR_LINE.search(ln) and not _EXIT_CODE_LINE.match(ln) and not _TRACEBACK_HEAD.match(ln)]
     if not errors:
         return lines[-1]
     lowered_terms = [t for t in terms if t]
 
-    def telling(indexed: tuple[int, str]) -> tuple[int, int]:
+    def telling(indexed: tuple[int, str]) -> tuple[bool, int, int]:
         index, line = indexed
-        return (sum(t in line.lower() for t in lowered_terms), index)  # most terms, then the latest
+        # A diagnostic (an exception name, a compiler error code, pytest's "E" line) first, then the line
+        # naming the most query terms, then the latest.
+        return (bool(_DIAGNOSTIC.search(line)), sum(t in line.lower() for t in lowered_terms), index)
 
     return max(enumerate(errors), key=telling)[1]
 
@@ -116,11 +123,16 @@ def _outcome_label(is_error: int, exit_code: int | None) -> tuple[str, bool]:
     return "ok", False
 
 
+def _last_line(text: str) -> str:
+    lines = [ln.strip(" =\t") for ln in text.splitlines() if ln.strip(" =\t")]
+    return lines[-1] if lines else ""
+
+
 def _tool_text(row: Mapping[str, Any], terms: Sequence[str]) -> str:
     command = command_text(row.get("call_name"), row.get("call_input"))
     body, exit_code = _result_body(row.get("result_head"), row.get("result_tail"))
     label, failed = _outcome_label(int(row.get("is_error") or 0), exit_code)
-    line = error_line(body, terms) if failed else (body.strip().splitlines() or [""])[-1].strip()
+    line = error_line(body, terms) if failed else _last_line(body)
     return f"[{label}] {command} => {_squash(line)}"
 
 
