@@ -26,7 +26,7 @@ from provider.contract.models import (
     ScopeApplied,
 )
 from provider.contract.parse import parse_request
-from provider.errors import EXIT_CODES, InternalError, ProviderError, SchemaIncompatible
+from provider.errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from provider.index.connection import Deadline, ReadSnapshot, read_index
 from provider.index.live_schema import core_problems, read_live_schema, unmet_needs
 from provider.index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
@@ -134,12 +134,26 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
 
 
 def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: ProviderConfig,
-               now_ms: float) -> tuple[Freshness, dict[str, object]]:
+               now_ms: float, deadline: Deadline) -> tuple[Freshness, dict[str, object]]:
+    """Judge freshness from the transcripts on disk within what is left of the request's deadline.
+
+    The walk stats every in-scope transcript; the stat function checks the deadline, so a huge or slow
+    transcript tree ends the judgement (freshness ``unknown``, disclosed) instead of the request.
+    """
+    import os
+
     from provider.index.freshness import assess_freshness
 
+    def bounded_stat(path: str) -> os.stat_result:
+        deadline.check()
+        return os.stat(path)
+
     homes = config.transcript_homes or transcript_homes_from(rows)
-    report = assess_freshness(rows, roots=admitted.scope.roots, sources=admitted.scope.sources,
-                              transcript_homes=[Path(h) for h in homes], now_ms=now_ms)
+    try:
+        report = assess_freshness(rows, roots=admitted.scope.roots, sources=admitted.scope.sources,
+                                  transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat)
+    except DeadlineExceeded:
+        return "unknown", {"freshness_deadline_exceeded": True}
     return report.verdict, report.to_public()
 
 
@@ -231,7 +245,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     ctx.index_revision = read.state.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer,
                      "skipped_evidence_types": list(read.skipped_types)})
-    ctx.freshness, fresh_detail = _freshness(read.state.rows, admitted, config, now_s * 1000.0)
+    ctx.freshness, fresh_detail = _freshness(read.state.rows, admitted, config, now_s * 1000.0, deadline)
     ctx.meta["freshness_detail"] = _flatten_counts(fresh_detail)
     run, prepared = read.run, read.terms
     if run is None or prepared is None:  # pragma: no cover - _read always sets both
