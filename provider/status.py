@@ -177,16 +177,25 @@ def _read(snap: ReadSnapshot) -> _IndexRead:
     return _IndexRead(verdict, problems, live.tokenizer, rows, revision)
 
 
+def _present(path: Path) -> bool:
+    """``path.exists()``, except that a path that cannot be inspected (EACCES on a parent directory, which
+    ``Path.exists`` raises before Python 3.12) counts as present: reading it then reports it unreadable."""
+    try:
+        return path.exists()
+    except OSError:
+        return True
+
+
 def collect_status(*, db_path: Path, config_path: Path, now: Callable[[], float] = time.time) -> StatusReport:
     """Gather the report. Never raises; a config that cannot be read gives ``config_valid=False``."""
-    config_present = config_path.exists()
+    config_present = _present(config_path)
     try:
         config = load_config(config_path)
         config_valid = True
     except ConfigInvalid:
         config, config_valid = ProviderConfig(), False
     report = StatusReport(config_path=config_path, db_path=db_path, config_present=config_present,
-                          config_valid=config_valid, config=config, database_present=db_path.exists(),
+                          config_valid=config_valid, config=config, database_present=_present(db_path),
                           wal_present=os.path.exists(f"{db_path}-wal"))
     if report.database_present:
         deadline = Deadline(max(config.deadline_ms, STATUS_DEADLINE_MS))

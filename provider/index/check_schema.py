@@ -1,0 +1,379 @@
+"""Live schema verification: one verdict per schema and per template, and the operators' ``check-schema``.
+
+Verdicts, most severe first (the first that applies wins):
+
+``incompatible``
+    a core table or column is missing (``live_schema.CORE_COLUMNS``), ``messages_fts`` is missing or not
+    FTS5, its content table is not ``messages`` or its ``content_rowid`` not ``rowid``, or its tokenizer is
+    unknown. Requests fail with ``schema_incompatible``.
+``degraded``
+    some template's needed column is missing: only the templates whose needs are met run, and the evidence
+    types left without any runnable template are named as skipped.
+``exact``
+    the live schema's digest equals a pinned snapshot's (``schema_snapshots/``).
+``compatible``
+    every template can run. The differences from the nearest snapshot are listed, each marked additive
+    (added tables, columns, indexes, triggers; column order) or not (e.g. a known tokenizer other than the
+    pinned one, a missing index or trigger, a changed declaration): non-additive drift that no template
+    depends on is reported, not failed on.
+
+:func:`schema_verdict` is computed inside the request's read snapshot and cached in-process by the database
+file's identity (device, inode) and SQLite's schema cookie, so a long-lived ``serve`` process pays for the
+introspection once per schema. Exit codes of :func:`check_schema_command`: 0 exact or compatible,
+1 degraded, 2 incompatible, unreadable or missing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, TextIO
+
+from provider.errors import ProviderError
+from provider.index.connection import Deadline, ReadSnapshot, read_index
+from provider.index.live_schema import LiveSchema, core_problems, read_live_schema, unmet_needs
+from provider.index.snapshots import (
+    SNAPSHOT_DIR,
+    Difference,
+    SnapshotError,
+    capture,
+    load_snapshots,
+    nearest,
+    render,
+)
+from provider.retrieval.templates import TEMPLATE_DIR, load_templates
+
+Verdict = Literal["exact", "compatible", "degraded", "incompatible"]
+EXIT_FOR: Final[dict[str, int]] = {"exact": 0, "compatible": 0, "degraded": 1, "incompatible": 2,
+                                   "unreadable": 2}
+CHECK_DEADLINE_MS: Final = 10_000
+_CACHE_SIZE: Final = 32
+HEARTBEAT_FRESH_MS: Final = 60_000.0  # Obelisk's APP_HEARTBEAT_FRESH_MS
+
+
+@dataclass(frozen=True)
+class TemplateVerdict:
+    template: str  # "<id>.v<version>"
+    evidence_type: str
+    missing: tuple[str, ...]  # "table.column" the live schema lacks; empty when runnable
+
+    @property
+    def runnable(self) -> bool:
+        return not self.missing
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"template": self.template, "evidence_type": self.evidence_type, "runnable": self.runnable,
+                "missing": list(self.missing)}
+
+
+@dataclass(frozen=True)
+class SchemaVerdict:
+    verdict: Verdict
+    nearest: str | None  # id of the nearest pinned snapshot (None when none is pinned)
+    differences: tuple[Difference, ...]  # from the nearest snapshot
+    templates: tuple[TemplateVerdict, ...]
+    tokenizer: str | None  # unicode61 / trigram / porter / ascii; None when unknown (or no messages_fts)
+    tokenizer_spec: str | None  # the tokenize= value as declared, None when absent (default unicode61)
+    tokenizer_wraps: str | None  # porter's parent tokenizer
+    problems: tuple[str, ...]  # why incompatible (empty otherwise)
+    schema_cookie: int
+    live_digest: str
+    live: dict[str, Any] = field(compare=False, repr=False)  # the captured snapshot (id "live")
+
+    @property
+    def exact(self) -> bool:
+        return self.nearest is not None and not self.differences
+
+    @property
+    def skipped_templates(self) -> tuple[str, ...]:
+        return tuple(t.template for t in self.templates if not t.runnable)
+
+    @property
+    def skipped_evidence_types(self) -> tuple[str, ...]:
+        """Evidence types none of whose templates can run."""
+        types = sorted({t.evidence_type for t in self.templates})
+        return tuple(e for e in types if not any(t.runnable for t in self.templates if t.evidence_type == e))
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_FOR[self.verdict]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "nearest_snapshot": self.nearest,
+            "exact": self.exact,
+            "live_digest": self.live_digest,
+            "schema_cookie": self.schema_cookie,
+            "differences": [d.to_dict() for d in self.differences],
+            "problems": list(self.problems),
+            "tokenizer": {"name": self.tokenizer, "spec": self.tokenizer_spec, "wraps": self.tokenizer_wraps,
+                          "known": self.tokenizer is not None},
+            "templates": [t.to_dict() for t in self.templates],
+            "skipped_templates": list(self.skipped_templates),
+            "skipped_evidence_types": list(self.skipped_evidence_types),
+        }
+
+
+_CacheKey = tuple[int, int, int, str, str]
+_cache: OrderedDict[_CacheKey, SchemaVerdict] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _judge(live: LiveSchema, captured: dict[str, Any], snapshots: Sequence[dict[str, Any]],
+           template_dir: Path) -> SchemaVerdict:
+    pinned, differences = nearest(captured, snapshots)
+    problems = tuple(core_problems(live))
+    templates = tuple(
+        TemplateVerdict(t.key, t.evidence_type, tuple(unmet_needs(live, t.needs)))
+        for t in load_templates(template_dir)
+    )
+    verdict: Verdict
+    if problems:
+        verdict = "incompatible"
+    elif any(not t.runnable for t in templates):
+        verdict = "degraded"
+    elif pinned is not None and not differences:
+        verdict = "exact"
+    else:
+        verdict = "compatible"
+    return SchemaVerdict(
+        verdict=verdict,
+        nearest=None if pinned is None else str(pinned["id"]),
+        differences=tuple(differences),
+        templates=templates,
+        tokenizer=live.tokenizer,
+        tokenizer_spec=live.tokenizer_spec,
+        tokenizer_wraps=live.tokenizer_wraps,
+        problems=problems,
+        schema_cookie=live.schema_cookie,
+        live_digest=str(captured["digest"]),
+        live=captured,
+    )
+
+
+def schema_verdict(snap: ReadSnapshot, *, snapshot_dir: Path = SNAPSHOT_DIR,
+                   template_dir: Path = TEMPLATE_DIR) -> SchemaVerdict:
+    """The schema verdict of the database behind ``snap``, cached by (file identity, schema cookie).
+
+    Raises :class:`~provider.index.snapshots.SnapshotError` when a pinned snapshot is malformed.
+    """
+    cookie_row = snap.one("PRAGMA schema_version")
+    cookie = int(cookie_row[0]) if cookie_row else -1
+    key: _CacheKey = (snap.identity.dev, snap.identity.ino, cookie, str(snapshot_dir), str(template_dir))
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return cached
+    live = read_live_schema(snap)
+    captured = capture(snap)
+    computed = _judge(live, captured, load_snapshots(snapshot_dir), template_dir)
+    with _cache_lock:
+        _cache[key] = computed
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return computed
+
+
+# --------------------------------------------------------------------------------------------------------
+# freshness markers (index_state rows named __...__), for the operator view
+# --------------------------------------------------------------------------------------------------------
+
+_CANONICAL_SUFFIX = "_canonical_transcript_v"
+_FTS_MARKERS = ("__messages_fts_synced__", "__fts_triggers_ready__")
+_MAX_MARKERS = 200
+
+
+def _age(rows: dict[str, float | None], name: str, now_ms: float) -> dict[str, Any]:
+    if name not in rows:
+        return {"present": False, "age_ms": None}
+    value = rows[name]
+    return {"present": True, "age_ms": None if value is None else round(now_ms - value, 1)}
+
+
+def read_markers(snap: ReadSnapshot, live: LiveSchema, now_ms: float) -> dict[str, Any]:
+    """The index's freshness markers: ``__last_build__`` age, heartbeat, app build, FTS/provider markers."""
+    if not (live.has("index_state", "jsonl_path") and live.has("index_state", "mtime")):
+        return {"available": False}
+    rows: dict[str, float | None] = {}
+    for name, mtime in snap.rows(
+            "SELECT jsonl_path, mtime FROM index_state WHERE substr(jsonl_path, 1, 2) = '__' "
+            "AND substr(jsonl_path, -2, 2) = '__' AND length(jsonl_path) > 4 ORDER BY jsonl_path LIMIT :n",
+            {"n": _MAX_MARKERS}):
+        rows[str(name)] = float(mtime) if isinstance(mtime, (int, float)) else None
+    heartbeat = _age(rows, "__app_heartbeat__", now_ms)
+    age = heartbeat["age_ms"]
+    heartbeat["fresh"] = None if age is None else bool(0 <= age < HEARTBEAT_FRESH_MS)
+    provider_markers = sorted(name for name in rows if _CANONICAL_SUFFIX in name)
+    known = {"__last_build__", "__app_heartbeat__", "__app_last_successful_build__", *_FTS_MARKERS,
+             *provider_markers}
+    return {
+        "available": True,
+        "last_build": _age(rows, "__last_build__", now_ms),
+        "app_heartbeat": heartbeat,
+        "app_last_successful_build": _age(rows, "__app_last_successful_build__", now_ms),
+        "fts_markers": {name: name in rows for name in _FTS_MARKERS},
+        "provider_markers": provider_markers,
+        "other_markers": sorted(name for name in rows if name not in known),
+    }
+
+
+# --------------------------------------------------------------------------------------------------------
+# the operator command
+# --------------------------------------------------------------------------------------------------------
+
+
+def _human_age(age_ms: float | None) -> str:
+    if age_ms is None:
+        return "no time recorded"
+    ahead = age_ms < 0
+    seconds = abs(age_ms) / 1000.0
+    for unit, size in (("d", 86_400.0), ("h", 3_600.0), ("min", 60.0)):
+        if seconds >= size:
+            text = f"{seconds / size:.1f} {unit}"
+            break
+    else:
+        text = f"{seconds:.1f} s"
+    return f"{text} in the future (clock skew?)" if ahead else f"{text} ago"
+
+
+def _table(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+
+
+def _marker_lines(markers: dict[str, Any]) -> list[str]:
+    if not markers.get("available"):
+        return ["  index_state has no jsonl_path/mtime columns: no markers to read"]
+
+    def state(entry: dict[str, Any]) -> str:
+        return _human_age(entry["age_ms"]) if entry["present"] else "absent"
+
+    heartbeat = markers["app_heartbeat"]
+    beat = state(heartbeat)
+    if heartbeat["present"] and heartbeat["fresh"] is not None:
+        beat += " (fresh: the app daemon is running)" if heartbeat["fresh"] else " (not fresh)"
+    rows = [
+        ["__last_build__", state(markers["last_build"])],
+        ["__app_heartbeat__", beat],
+        ["__app_last_successful_build__", state(markers["app_last_successful_build"])],
+    ]
+    rows += [[name, "present" if present else "absent"] for name, present in markers["fts_markers"].items()]
+    rows.append(["provider markers", ", ".join(markers["provider_markers"]) or "none"])
+    if markers["other_markers"]:
+        rows.append(["other markers", ", ".join(markers["other_markers"])])
+    return _table(rows)
+
+
+def render_text(verdict: SchemaVerdict, markers: dict[str, Any], *, db_path: Path, open_mode: str,
+                snapshot_out: str | None) -> str:
+    lines = [f"check-schema: {verdict.verdict} (exit {verdict.exit_code})", ""]
+    tokenizer = verdict.tokenizer or "UNKNOWN"
+    if verdict.tokenizer_wraps:
+        tokenizer += f" wrapping {verdict.tokenizer_wraps}"
+    declared = f"tokenize='{verdict.tokenizer_spec}'" if verdict.tokenizer_spec is not None else \
+        "no tokenize= clause: FTS5 default unicode61"
+    lines += _table([
+        ["database", f"{db_path} (opened {open_mode})"],
+        ["nearest snapshot", f"{verdict.nearest or 'none pinned'}"
+                             f"{' (digest equal)' if verdict.exact else ''}"],
+        ["live digest", verdict.live_digest],
+        ["schema cookie", str(verdict.schema_cookie)],
+        ["FTS tokenizer", f"{tokenizer} ({declared})"],
+    ], indent="")
+    lines += ["", f"Differences from {verdict.nearest or 'the pinned snapshots'}: {len(verdict.differences)}"]
+    if verdict.differences:
+        lines += _table([["KIND", "OBJECT", "ADDITIVE", "DETAIL"]] + [
+            [d.kind, d.object, "yes" if d.additive else "no", d.detail] for d in verdict.differences])
+    if verdict.problems:
+        lines += ["", "Incompatible because:"] + [f"  - {p}" for p in verdict.problems]
+    lines += ["", "Templates:"]
+    template_rows = [["TEMPLATE", "EVIDENCE TYPE", "VERDICT"]]
+    for t in verdict.templates:
+        state = "runnable" if t.runnable else "skipped: missing " + ", ".join(t.missing)
+        template_rows.append([t.template, t.evidence_type, state])
+    lines += _table(template_rows)
+    skipped = verdict.skipped_evidence_types
+    lines.append(f"Skipped evidence types: {', '.join(skipped) if skipped else 'none'}")
+    lines += ["", "Freshness markers:", *_marker_lines(markers)]
+    if snapshot_out:
+        lines += ["", f"Snapshot written to {snapshot_out}"]
+    return "\n".join(lines) + "\n"
+
+
+def _failure(out: TextIO, fmt: str, *, db_path: Path, code: str, detail: str) -> int:
+    if fmt == "json":
+        out.write(json.dumps({"command": "check-schema", "verdict": "unreadable", "exit_code": 2,
+                              "db": str(db_path), "error": {"code": code, "detail": detail}},
+                             sort_keys=True, indent=2) + "\n")
+    else:
+        out.write(f"check-schema: unreadable (exit 2)\n\n{detail} ({code})\ndatabase: {db_path}\n")
+    return EXIT_FOR["unreadable"]
+
+
+def snapshot_for_export(verdict: SchemaVerdict, db_path: Path) -> dict[str, Any]:
+    """The live snapshot with an id and a description fit to commit (no absolute path)."""
+    exported = dict(verdict.live)
+    exported["id"] = "captured-" + verdict.live_digest.removeprefix("sha256:")[:12]
+    exported["captured_from"] = f"check-schema --snapshot-out of a database file named {db_path.name}"
+    return exported
+
+
+def check_schema_command(*, db_path: Path, fmt: str, snapshot_out: str | None, out: TextIO,
+                         now_ms: float | None = None, deadline_ms: int = CHECK_DEADLINE_MS) -> int:
+    """The operator view. Exit 0 exact/compatible, 1 degraded, 2 incompatible or unreadable/missing."""
+    now = time.time() * 1000.0 if now_ms is None else now_ms
+    try:
+        load_snapshots(SNAPSHOT_DIR)  # a malformed pinned snapshot is reported as such, not as the DB's fault
+    except SnapshotError as exc:
+        return _failure(out, fmt, db_path=db_path, code="snapshot_invalid", detail=str(exc))
+
+    def work(snap: ReadSnapshot) -> tuple[SchemaVerdict, dict[str, Any]]:
+        verdict = schema_verdict(snap)
+        return verdict, read_markers(snap, read_live_schema(snap), now)
+
+    try:
+        (verdict, markers), open_mode = read_index(db_path, work, deadline=Deadline(deadline_ms))
+    except ProviderError as exc:
+        return _failure(out, fmt, db_path=db_path, code=exc.code, detail=exc.detail)
+    written = None
+    if snapshot_out:
+        try:
+            Path(snapshot_out).write_text(render(snapshot_for_export(verdict, db_path)), encoding="utf-8")
+            written = snapshot_out
+        except OSError as exc:
+            return _failure(out, fmt, db_path=db_path, code="snapshot_out_unwritable",
+                            detail=f"cannot write the snapshot file ({type(exc).__name__})")
+    if fmt == "json":
+        document = {"command": "check-schema", "exit_code": verdict.exit_code, "db": str(db_path),
+                    "open_mode": open_mode, **verdict.to_dict(), "freshness_markers": markers,
+                    "snapshot_out": written, "error": None}
+        out.write(json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(render_text(verdict, markers, db_path=db_path, open_mode=open_mode, snapshot_out=written))
+    return verdict.exit_code
+
+
+__all__ = [
+    "EXIT_FOR",
+    "SchemaVerdict",
+    "TemplateVerdict",
+    "Verdict",
+    "check_schema_command",
+    "clear_cache",
+    "read_markers",
+    "render_text",
+    "schema_verdict",
+    "snapshot_for_export",
+]
