@@ -28,7 +28,6 @@ from provider.contract.models import (
 from provider.contract.parse import parse_request
 from provider.errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from provider.index.connection import Deadline, ReadSnapshot, read_index
-from provider.index.live_schema import core_problems, read_live_schema, unmet_needs
 from provider.index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
 from provider.retrieval.engine import FETCH_CEILING, RunReport, run_templates
 from provider.retrieval.templates import Template, load_templates
@@ -57,8 +56,8 @@ class _Read:
     run: RunReport | None
     terms: PreparedTerms | None
     skipped_types: tuple[str, ...]
-    schema_notes: tuple[str, ...] = ()
     open_mode: str = ""
+    schema: tuple[str, str] = ("", "")  # verdict, nearest pinned snapshot id
 
 
 @dataclass
@@ -109,28 +108,38 @@ def _tokenize_with(spec: str) -> Callable[[str], Sequence[str]]:
     return tokens
 
 
+def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
+    return any(t["name"] == table and any(c["name"] == column for c in t["columns"]) for t in live["tables"])
+
+
 def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None) -> _Read:
-    live = read_live_schema(snap)
-    problems = core_problems(live)
-    if problems:
-        raise SchemaIncompatible("the live index schema is incompatible: " + "; ".join(problems[:3]))
-    tokenizer = live.tokenizer or "unicode61"
-    state = read_index_state(snap, live, snap.identity)
+    from provider.index.check_schema import schema_verdict
+    from provider.retrieval.templates import TEMPLATE_DIR
+
+    verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
+    if verdict.verdict == "incompatible":
+        # Problem texts name tables and columns of the schema only (never content).
+        raise SchemaIncompatible("the live index schema is incompatible: " + "; ".join(verdict.problems[:3]))
+    tokenizer = verdict.tokenizer or "unicode61"
+    state = read_index_state(snap, has_cursor=_has_column(verdict.live, "index_state", "cursor"),
+                             schema_cookie=verdict.schema_cookie, identity=snap.identity)
+    unmet = {t.template: list(t.missing) for t in verdict.templates}
     all_templates = load_templates(template_dir) if template_dir else load_templates()
-    templates, skipped = _runnable(lambda t: unmet_needs(live, t.needs), admitted.evidence_types,
+    templates, skipped = _runnable(lambda t: unmet.get(t.key, ["unknown template"]), admitted.evidence_types,
                                    all_templates)
     from provider.retrieval.verify import ensure_verified
 
     ensure_verified(templates, cache_dir=None)
     terms = prepare_terms(admitted.query_terms, tokenizer=tokenizer,
-                          tokenize=_tokenize_with(live.tokenizer_spec or "unicode61"))
+                          tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
     run = run_templates(snap, templates, sources=scope.sources, roots=scope.roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, 1200))
-    return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode)
+    return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,
+                 schema=(verdict.verdict, verdict.nearest or ""))
 
 
 def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: ProviderConfig,
@@ -243,7 +252,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir),
                                   deadline=deadline, vfs=vfs)
     ctx.index_revision = read.state.revision
-    ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer,
+    ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],
+                     "schema_snapshot": read.schema[1],
                      "skipped_evidence_types": list(read.skipped_types)})
     ctx.freshness, fresh_detail = _freshness(read.state.rows, admitted, config, now_s * 1000.0, deadline)
     ctx.meta["freshness_detail"] = _flatten_counts(fresh_detail)

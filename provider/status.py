@@ -17,7 +17,6 @@ the database is missing or unreadable: the report says so), 1 when the config ca
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -33,7 +32,6 @@ from provider.admission.lifecycle import scope_summary
 from provider.errors import ConfigInvalid, ProviderError
 from provider.index.connection import Deadline, ReadSnapshot, read_index
 from provider.index.freshness import FreshnessReport, Verdict, assess_freshness
-from provider.index.live_schema import core_problems, read_live_schema
 from provider.index.revision import IndexRow, read_index_state, transcript_homes_from
 
 __all__ = ["STATUS_DEADLINE_MS", "StatusReport", "collect_status", "render_text", "status_command"]
@@ -43,7 +41,6 @@ PROVIDER_ID = "obelisk-session-evidence"
 STATUS_DEADLINE_MS = 10_000
 #: Worst first: the overall freshness is the worst verdict over the enabled scopes.
 _VERDICT_ORDER: tuple[Verdict, ...] = ("incomplete", "stale", "unknown", "fresh")
-_STATE_TABLES = ("index_state", "messages", "tool_results", "sessions")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -128,53 +125,19 @@ def _unit_count(rows: Sequence[IndexRow]) -> int:
     return sum(1 for path, *_ in rows if not (path.startswith("__") and path.endswith("__")))
 
 
-def _fallback_verdict(problems: Sequence[str]) -> str:
-    return "incompatible" if problems else "compatible"
-
-
-def _richer_verdict() -> Callable[[ReadSnapshot], str] | None:
-    """``provider.index.check_schema.schema_verdict`` when that module exists and exposes it.
-
-    It may return the verdict string itself or an object carrying it as ``.verdict`` (exact, compatible,
-    degraded, incompatible); anything else yields "" and the core verdict stands.
-    """
-    try:
-        module = importlib.import_module("provider.index.check_schema")
-    except ImportError:
-        return None
-    candidate = getattr(module, "schema_verdict", None)
-    if not callable(candidate):
-        return None
-
-    def verdict(snap: ReadSnapshot) -> str:
-        value = candidate(snap)
-        if isinstance(value, str):
-            return value
-        named = getattr(value, "verdict", None)
-        return named if isinstance(named, str) else ""
-
-    return verdict
-
-
 def _read(snap: ReadSnapshot) -> _IndexRead:
-    live = read_live_schema(snap)
-    problems = core_problems(live)
-    verdict = _fallback_verdict(problems)
-    richer = _richer_verdict()
-    if richer is not None:
-        try:
-            verdict = richer(snap) or verdict
-        except ProviderError:
-            raise
-        except Exception:  # noqa: BLE001 - a later module's failure must not hide the core verdict
-            verdict = _fallback_verdict(problems)
+    from provider.index.check_schema import schema_verdict
+
+    verdict = schema_verdict(snap)
     rows: tuple[IndexRow, ...] = ()
     revision = None
-    if all(table in live.columns for table in _STATE_TABLES) and not any(
-            p.startswith("missing column index_state.") for p in problems):
-        state = read_index_state(snap, live, snap.identity)
+    state_table = next((t for t in verdict.live["tables"] if t["name"] == "index_state"), None)
+    columns = {c["name"] for c in state_table["columns"]} if state_table else set()
+    if {"jsonl_path", "mtime", "lines_processed"} <= columns:
+        state = read_index_state(snap, has_cursor="cursor" in columns, schema_cookie=verdict.schema_cookie,
+                                 identity=snap.identity)
         rows, revision = state.rows, state.revision
-    return _IndexRead(verdict, problems, live.tokenizer, rows, revision)
+    return _IndexRead(verdict.verdict, list(verdict.problems), verdict.tokenizer, rows, revision)
 
 
 def _present(path: Path) -> bool:

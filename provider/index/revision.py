@@ -8,7 +8,6 @@ from typing import Any
 
 from provider.bounding.receipt import digest
 from provider.index.connection import FileIdentity, ReadSnapshot
-from provider.index.live_schema import LiveSchema
 
 #: Longest cursor read per row (Codex v4 cursors carry Bloom filters and can be tens of KB).
 MAX_CURSOR_CHARS = 262_144
@@ -22,8 +21,9 @@ class IndexState:
     revision: str  # "obx1-" + digest of the observable state; two index states give two revisions
 
 
-def read_index_state(snap: ReadSnapshot, live: LiveSchema, identity: FileIdentity | None) -> IndexState:
-    if live.has("index_state", "cursor"):
+def read_index_state(snap: ReadSnapshot, *, has_cursor: bool, schema_cookie: int,
+                     identity: FileIdentity | None) -> IndexState:
+    if has_cursor:
         sql = ("SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state "
                "ORDER BY jsonl_path")
     else:
@@ -35,7 +35,7 @@ def read_index_state(snap: ReadSnapshot, live: LiveSchema, identity: FileIdentit
     tops = snap.one("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid) FROM tool_results), "
                     "(SELECT max(rowid) FROM sessions)")
     basis: dict[str, Any] = {
-        "schema_cookie": live.schema_cookie,
+        "schema_cookie": schema_cookie,
         "file": [identity.ino, identity.size, identity.mtime_ns] if identity else None,
         "rowid_tops": list(tops or ()),
         "units": len(rows),
