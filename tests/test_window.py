@@ -1,0 +1,78 @@
+"""The searched time window: the revision's merge-base time (minus slack) when resolvable, else recency."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from provider.admission.window import commit_time
+from provider.fixtures.builder import build_fixture
+from provider.service import answer
+from tests.conftest import make_request, scope_entry, write_config
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": "2026-10-10T12:00:00+00:00",
+           "GIT_COMMITTER_DATE": "2026-10-10T12:00:00+00:00"}
+
+
+@pytest.fixture(scope="module")
+def repo_fixture(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[str, Any], str]:
+    info = build_fixture(tmp_path_factory.mktemp("win") / "fx")
+    manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
+    root = manifest["repos"]["alpha-svc"]
+    if not (Path(root) / ".git").exists():
+        pytest.skip("git is not available: the fixture repository was not created")
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "-C", root, "commit", "--allow-empty", "-qm", "mid-October"], env=env, check=True)
+    head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    return info, manifest, head
+
+
+def _ask(info: Any, manifest: dict[str, Any], tmp: Path, revision: dict[str, str] | None) -> dict[str, Any]:
+    config = write_config(tmp / "c.json", [scope_entry("claude-agent", "demo", "alpha-svc", ["claude"],
+                                                       [manifest["repos"]["alpha-svc"]])],
+                          transcript_homes=[str(info.home)])
+    extra = {"revision": revision} if revision else {}
+    request = make_request(scope={"agent_id": "claude-agent", "project_id": "demo", "repository_id": "alpha-svc",
+                                  "allow_cross_agent": False, "allow_cross_project": False},
+                           evidence_types=["prior_failure", "tool_outcome"],
+                           query_terms=["ModuleNotFoundError", "stripe", "billing"], **extra)
+    envelope = answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config).envelope
+    assert envelope["outcome"] == "ok", envelope["error"]
+    return envelope
+
+
+def _dates(envelope: dict[str, Any]) -> list[str]:
+    return [i["observed_at"] for i in envelope["result"]["items"]]
+
+
+def test_resolvable_merge_base_narrows_the_window(repo_fixture: tuple[Any, dict[str, Any], str],
+                                                  tmp_path: Path) -> None:
+    info, manifest, head = repo_fixture
+    wide = _ask(info, manifest, tmp_path, None)
+    narrow = _ask(info, manifest, tmp_path, {"current": head, "merge_base": head})
+    assert min(_dates(wide)) < "2026-10-03"
+    assert narrow["result"]["items"]
+    assert all(d >= "2026-10-03" for d in _dates(narrow))  # 2026-10-10 minus the 7-day slack
+    assert narrow["provider_meta"]["since"] == "2026-10-03"
+
+
+def test_unresolvable_revision_falls_back_to_recency(repo_fixture: tuple[Any, dict[str, Any], str],
+                                                     tmp_path: Path) -> None:
+    info, manifest, _head = repo_fixture
+    wide = _ask(info, manifest, tmp_path, None)
+    unknown = _ask(info, manifest, tmp_path, {"current": "0" * 40})
+    assert unknown["result"] == {**wide["result"], "request_id": unknown["result"]["request_id"]}
+
+
+@pytest.mark.parametrize("revision", ["--upload-pack=touch /tmp/pwned", "-p", "HEAD;id", "a..b", "x" * 300,
+                                      "$(id)", "HEAD\n--all"])
+def test_hostile_revision_strings_never_reach_git_as_options(revision: str, tmp_path: Path) -> None:
+    assert commit_time(str(tmp_path), revision) is None
+    assert not Path("/tmp/pwned").exists()
