@@ -142,3 +142,23 @@ def test_originals_stay_byte_identical(dbs: dict[str, Path]) -> None:
         digest = hashlib.sha256((real_dir() / f"{name}.sqlite").read_bytes()).hexdigest()
         assert digest == sums[f"{name}.sqlite"]
         assert hashlib.sha256(dbs[name].read_bytes()).hexdigest() == sums[f"{name}.sqlite"]
+
+
+@pytest.mark.real_obelisk
+def test_stale_index_says_so_and_empty_is_not_absence(truth: dict[str, Any], dbs: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    """F14 happened after the build: stale.sqlite cannot show it, and the answer says the index is stale."""
+    from tests.realobelisk import materialized
+
+    _db, etype, terms, _shown = FACTS["F14"]
+    fact = _fact(truth, "F14")
+    with materialized("stale"):
+        envelope = _ask(tmp_path, dbs["stale"], fact["source"], fact["project"], etype, terms)
+        assert fact["db_session_id"] not in {i["session_ref"] for i in envelope["result"]["items"]}
+        assert envelope["result"]["freshness"] == "stale"
+        assert envelope["receipt"]["freshness"] == "stale"
+        assert envelope["provider_meta"]["freshness_detail"]["stale"] == 1
+        reindexed = _ask(tmp_path, dbs["reindexed"], fact["source"], fact["project"], etype, terms)
+        assert reindexed["result"]["freshness"] == "fresh"
+        assert fact["db_session_id"] in {i["session_ref"] for i in reindexed["result"]["items"]}
+    materialize("fresh")
