@@ -159,6 +159,8 @@ def _connect(path: Path, deadline: Deadline, vfs: str | None) -> Iterator[ReadSn
     try:
         harden(conn)
         _install_deadline(conn, deadline)
+        if not immutable:
+            _still_live(path, before, sidecars)
         conn.execute("BEGIN DEFERRED")
         snap = ReadSnapshot(conn, path, "immutable_verified" if immutable else "ro", deadline, before)
         # The first read pins the snapshot for every later statement of this request.
@@ -169,6 +171,21 @@ def _connect(path: Path, deadline: Deadline, vfs: str | None) -> Iterator[ReadSn
     finally:
         conn.set_progress_handler(None)
         conn.close()
+
+
+def _still_live(path: Path, before: FileIdentity, sidecars: dict[str, bool]) -> None:
+    """Just before the first read of a ``mode=ro`` connection: same file, and its -wal/-shm still there.
+
+    SQLite opens ``-wal`` and ``-shm`` with O_CREAT at the first read. If the app's swap deleted them and
+    renamed a new file over the database after the sidecars were looked at, reading now would create both
+    beside the new file. Retrying instead re-chooses the open mode (``immutable`` for the sidecar-less file).
+    This narrows the window to the few microseconds between this check and the first read.
+    """
+    identity = FileIdentity.of(path)
+    if (identity.dev, identity.ino) != (before.dev, before.ino):
+        raise _Replaced
+    if any(sidecars[suffix] and not os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-shm")):
+        raise _Replaced
 
 
 def _verify_unchanged(path: Path, before: FileIdentity, immutable: bool) -> None:
@@ -195,6 +212,8 @@ def _classify(exc: BaseException, deadline: Deadline) -> ProviderError | None:
         return IndexMissing()
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
         return IndexUnreadable("the index database file is corrupt or not SQLite")
+    if isinstance(exc, UnicodeDecodeError):  # apsw decoding a TEXT cell that is not valid UTF-8
+        return MalformedIndexData("the index holds text that is not valid UTF-8")
     if isinstance(exc, (apsw.Error, OSError)):
         return IndexUnreadable()
     raise exc  # a bug, not an index condition: the service reports internal_error
@@ -213,9 +232,13 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
     )
     from tenacity.stop import stop_base
 
-    if not db_path.exists():
+    try:
+        present, regular = db_path.exists(), db_path.is_file()
+    except OSError:  # e.g. EACCES on a parent directory (Path.exists raises it before Python 3.12)
+        raise IndexUnreadable("the index path could not be inspected") from None
+    if not present:
         raise IndexMissing
-    if not db_path.is_file():
+    if not regular:
         raise IndexUnreadable("the index path is not a regular file")
 
     def retryable(exc: BaseException) -> bool:

@@ -62,6 +62,10 @@ def harden(conn: apsw.Connection) -> None:
     conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
     conn.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, 0)
     conn.config(apsw.SQLITE_DBCONFIG_ENABLE_VIEW, 0)
+    # A WAL connection tries, on close, to take an EXCLUSIVE lock on the database to checkpoint. A read-only
+    # reader can never checkpoint (the attempt fails with SQLITE_IOERR_LOCK, which SQLite swallows, but an
+    # interposed VFS surfaces it as an I/O error): never even try to lock the database for writing.
+    conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
     conn.limit(apsw.SQLITE_LIMIT_ATTACHED, 0)
     conn.limit(apsw.SQLITE_LIMIT_SQL_LENGTH, 64 * 1024)
     # Keep all transient structures (sorters, temp b-trees) in memory: the provider opens no temp files.

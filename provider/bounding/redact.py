@@ -1,0 +1,516 @@
+"""Replace secrets in snippet text with typed placeholders such as ``[REDACTED:aws_access_key]``.
+
+``redact(text)`` never raises on any ``str`` (lone surrogates, NUL, CJK and emoji included) and returns the
+redacted text with counts by kind (only kinds that were found).
+
+How it works:
+
+* Each rule is one regular expression (plus, for some, a plausibility check of the matched value). A rule
+  names the part of its match that is secret: for an assignment or a URL only the value or the
+  ``user:password`` part is replaced; the key, the scheme and the host stay readable.
+* All candidate spans are resolved once: earliest start wins, then the longest, then the more specific
+  kind (the order of ``REDACTION_KINDS``). A candidate contained in a chosen span is dropped; one that
+  overlaps its end extends the chosen span, so a secret is never half-revealed. Each resolved span counts
+  once, under the kind that won.
+* Placeholders already present in the input are opaque to matching (seen as line breaks), kept as they are
+  and never counted again, so ``redact(redact(x).text)`` returns the same text with no counts.
+* Linear time: every pattern either starts with a literal that cannot recur inside the run it scans, or
+  with a look-behind that lets an attempt start only at the beginning of a run; runs are scanned with
+  possessive quantifiers (no backtracking into them) and the few lazy scans are bounded. A rule is only
+  run when a cheap trigger substring is present. The work per call is O(len(text)) with a constant number
+  of passes (one per rule).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import string
+import types
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["PLACEHOLDER_RE", "REDACTION_KINDS", "Redacted", "placeholder", "redact"]
+
+# Order matters: on a tie (same start, same length) the kind listed first wins.
+REDACTION_KINDS: tuple[str, ...] = (
+    "private_key",
+    "jwt",
+    "aws_access_key",
+    "aws_secret",
+    "github_token",
+    "gitlab_token",
+    "slack_token",
+    "stripe_key",
+    "anthropic_key",
+    "openai_key",
+    "google_api_key",
+    "npm_token",
+    "huggingface_token",
+    "pypi_token",
+    "url_credentials",
+    "bearer_token",
+    "basic_auth",
+    "password_assignment",
+    "generic_secret_assignment",
+)
+
+_PRIORITY: dict[str, int] = {kind: i for i, kind in enumerate(REDACTION_KINDS)}
+
+#: Any placeholder, ours or one already in the input (kept verbatim, never redacted again).
+PLACEHOLDER_RE: re.Pattern[str] = re.compile(r"\[REDACTED:[a-z0-9_]{1,40}\]")
+
+
+def placeholder(kind: str) -> str:
+    """The placeholder text that replaces a secret of ``kind``."""
+    return f"[REDACTED:{kind}]"
+
+
+@dataclass(frozen=True)
+class Redacted:
+    """Redacted text and the number of redactions by kind (only kinds with a count > 0)."""
+
+    text: str
+    counts: Mapping[str, int] = field(default_factory=lambda: types.MappingProxyType({}), hash=False)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Plausibility checks for values found after a key (assignments, headers, flags).
+
+_Accept = Callable[[str, re.Match[str]], bool]
+
+_NON_SECRET_WORDS = frozenset(
+    {
+        "none", "null", "nil", "true", "false", "undefined", "empty", "unset", "required", "optional",
+        "str", "string", "bytes", "int", "bool", "any", "secretstr", "text", "char", "varchar", "hidden",
+        "redacted", "masked", "omitted", "removed", "example", "placeholder",
+    }
+)  # fmt: skip
+_CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "auth")
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+")
+_KEY_FOLLOWS = re.compile(r":(?![=:])")  # a quoted "value" directly followed by ``:`` is the next key
+_MASK_CHARS = frozenset("*xX•.-_#?·")
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+
+
+def _value_text(m: re.Match[str]) -> tuple[str, bool]:
+    """The secret value of a key/value match and whether it was quoted."""
+    for name in ("dq", "sq"):
+        v = m.group(name)
+        if v is not None:
+            return v, True
+    return m.group("uq") or "", False
+
+
+def _is_placeholder_value(value: str) -> bool:
+    s = value.strip()
+    if not s:
+        return True
+    if s.startswith(("$", "%(", "%{", "%s", "{{", "{%", "<", "[REDACTED:", "#{", "@{")):
+        return True
+    if set(s) <= _MASK_CHARS:
+        return True
+    return s.lower() in _NON_SECRET_WORDS
+
+
+def _is_code_reference(value: str, quoted: bool, m: re.Match[str]) -> bool:
+    """``password=password``, ``token=self.token``, ``secret=os.environ[...]``, ``pw=getpass()``, and a
+    value that is itself the next key (``PASSWORD= passwd: x``: the nested assignment is found instead)."""
+    if quoted:
+        return _KEY_FOLLOWS.match(m.string, m.end()) is not None
+    if value[-1:] in (":", "=") and _IDENT_RE.fullmatch(value, 0, len(value) - 1) is not None:
+        low = value.lower()
+        return value[-1] == ":" or any(w in low for w in _CREDENTIAL_WORDS)
+    if _IDENT_RE.fullmatch(value) is None:
+        return False
+    nxt = m.string[m.end() : m.end() + 1]
+    if nxt in ("(", "["):
+        return not _has_digit(value)
+    if "." in value:
+        return not _has_digit(value)
+    low = value.lower()
+    return any(w in low for w in _CREDENTIAL_WORDS) and not _has_digit(value)
+
+
+def _is_prose(value: str, quoted: bool, m: re.Match[str]) -> bool:
+    """``invalid password: expected at least 8 characters`` -- a colon, a plain word, then more words."""
+    if quoted or (m.group("sep") or "") != ":" or not value.isalpha():
+        return False
+    rest = m.string[m.end() : m.end() + 3]
+    return len(rest) >= 2 and rest[0] in " \t" and rest.lstrip(" \t")[:1] not in ("", "#", "\n", "\r")
+
+
+def _accept_password(_value: str, m: re.Match[str]) -> bool:
+    value, quoted = _value_text(m)
+    if _is_placeholder_value(value):
+        return False
+    if _is_code_reference(value, quoted, m):
+        return False
+    return not _is_prose(value, quoted, m)
+
+
+_LOWER = frozenset(string.ascii_lowercase)
+_UPPER = frozenset(string.ascii_uppercase)
+_DIGITS = frozenset(string.digits)
+
+
+def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
+    """ASCII lower, upper, digit, other -- present or not (set operations, no per-character Python loop)."""
+    chars = frozenset(value)
+    lower, upper, digit = not chars.isdisjoint(_LOWER), not chars.isdisjoint(_UPPER), not chars.isdisjoint(_DIGITS)
+    return lower, upper, digit, not chars <= _ALNUM
+
+
+def _has_digit(value: str) -> bool:
+    return not _DIGITS.isdisjoint(value)
+
+
+def _accept_generic(_value: str, m: re.Match[str]) -> bool:
+    value, quoted = _value_text(m)
+    if len(value) < 16 or _is_placeholder_value(value) or _is_code_reference(value, quoted, m):
+        return False
+    if value.startswith(("/", "./", "../", "~/")) or " " in value.strip():
+        return False
+    lower, upper, digit, other = _char_classes(value)
+    if digit and (lower or upper):
+        return True
+    return (lower + upper + digit + other) >= 3
+
+
+def _accept_mixed_token(value: str, _m: re.Match[str]) -> bool:
+    """Free-standing tokens (``Bearer x``, ``sk-x``): letters and digits, not a path."""
+    if value.startswith(("/", ".", "~")):
+        return False
+    lower, upper, digit, _other = _char_classes(value)
+    return digit and (lower or upper)
+
+
+def _accept_url_password(value: str, _m: re.Match[str]) -> bool:
+    password = value.partition(":")[2]
+    return bool(password) and not _is_placeholder_value(password)
+
+
+def _accept_user_flag(value: str, _m: re.Match[str]) -> bool:
+    user, _, password = value.partition(":")
+    if not password or _is_placeholder_value(password):
+        return False
+    return not (user.isdigit() and password.isdigit())  # docker -u 1000:1000
+
+
+# --------------------------------------------------------------------------------------------------------
+# Patterns. Conventions: possessive quantifiers (``*+``, ``++``, ``{m,}+``) on every run; look-behinds so an
+# attempt can only start where a run starts; lazy scans only with a bound.
+
+# Separator between a key and its value: optional closing quote of a JSON key (also backslash-escaped),
+# then ``=``, ``:``, ``:=``, ``=>``, ``==``; the annotated form also takes a Python/TS annotation
+# ``: Optional[str] =`` (a type has no digits and a space before ``=``). When the annotated reading yields
+# no acceptable value, the plain reading is tried at the same place (``token: abc123 = x``).
+_SEP_HEAD = r"""\\?["']?[ \t]*"""
+_SEP_PLAIN = _SEP_HEAD + r"(?P<sep>:=|=>|==?|:)[ \t]*"
+_SEP = _SEP_HEAD + r"(?:(?P<ann>:[ \t]*[A-Za-z_][A-Za-z_.\[\], |]{0,80}?[ \t]=(?!=))|(?P<sep>:=|=>|==?|:))[ \t]*"
+# A value: double-quoted, single-quoted (also backslash-escaped quotes) or a bare run.
+_VALUE = (
+    r"""(?:\\?"(?P<dq>[^"\n]{1,1024}?)\\?"|\\?'(?P<sq>[^'\n]{1,1024}?)\\?'"""
+    r"""|(?P<uq>[^\s"'`,;&<>(){}\[\]\\]++))"""
+)
+_PW_KEY = r"(?i:pass(?:word|wd|phrase)|mysql_pwd)"
+_GENERIC_KEY = (
+    r"(?i:api[_-]?key|secret(?:[_-]?key)?|token|access[_-]?key|private[_-]?key|auth[_-]?key"
+    r"|signing[_-]?key|encryption[_-]?key|credentials?)"
+)
+_AUTH_HEADER = r"""(?i:authorization)\\?["']?[ \t]*[:=][ \t]*\\?["']?"""
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    triggers: tuple[str, ...]  # lower-case substrings; the rule runs only if one is present
+    group: str | None = None  # the secret part; None: the whole match; "value": dq/sq/uq
+    accept: _Accept | None = None
+    fallback: re.Pattern[str] | None = None  # tried at the same start when an annotated match is rejected
+
+
+def _rule(
+    kind: str,
+    pattern: str,
+    triggers: tuple[str, ...],
+    *,
+    group: str | None = None,
+    accept: _Accept | None = None,
+    fallback: str | None = None,
+) -> _Rule:
+    return _Rule(kind, re.compile(pattern), triggers, group, accept, None if fallback is None else re.compile(fallback))
+
+
+_RULES: tuple[_Rule, ...] = (
+    _rule(
+        "jwt",
+        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{7,}+\.[A-Za-z0-9_-]{4,}+\.[A-Za-z0-9_-]*+",
+        ("eyj",),
+    ),
+    _rule("aws_access_key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", ("akia", "asia")),
+    _rule(
+        "aws_secret",
+        r"(?i:secret[ _-]?(?:access[ _-]?)?key)(?:[ \t]*\[[^\]\n]{0,40}\])?"
+        r"""\\?["']?[ \t]*(?::=|=>|[:=])[ \t]*\\?["']?"""
+        r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+        ("secret",),
+        group="v",
+    ),
+    _rule(
+        "github_token",
+        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}+|github_pat_[A-Za-z0-9_]{22,}+)",
+        ("gh", "github_pat_"),
+    ),
+    _rule(
+        "gitlab_token",
+        r"(?<![A-Za-z0-9_-])gl(?:pat|ptt|dt|rt|soat|cbt)-[A-Za-z0-9_-]{20,}+(?:\.[A-Za-z0-9_-]++)*+",
+        ("gl",),
+    ),
+    _rule(
+        "slack_token",
+        r"(?<![A-Za-z0-9_-])(?:xox[abposre]-[A-Za-z0-9-]{10,}+|xapp-[0-9]-[A-Za-z0-9-]{10,}+)",
+        ("xox", "xapp-"),
+    ),
+    _rule(
+        "stripe_key",
+        r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}+|whsec_[A-Za-z0-9]{24,}+)",
+        ("sk_", "rk_", "whsec_"),
+    ),
+    _rule("anthropic_key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}+", ("sk-ant-",)),
+    _rule(
+        "openai_key",
+        r"(?<![A-Za-z0-9_-])sk-(?!ant-)[A-Za-z0-9_-]{32,}+",
+        ("sk-",),
+        accept=_accept_mixed_token,
+    ),
+    _rule("google_api_key", r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])", ("aiza",)),
+    _rule("npm_token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", ("npm_",)),
+    _rule("huggingface_token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34,}+", ("hf_",), accept=_accept_mixed_token),
+    _rule("pypi_token", r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}+", ("pypi-",)),
+    _rule(
+        "url_credentials",
+        r"""(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}+://"""
+        r"""(?P<v>[^\s:/?#@"'`<>\[\]]*+:[^\s/?#"'`<>]+)@""",
+        ("://",),
+        group="v",
+        accept=_accept_url_password,
+    ),
+    _rule(
+        "bearer_token",
+        _AUTH_HEADER + r"(?i:bearer|token)[ \t]+(?P<v>[A-Za-z0-9._~+/-]{8,}+=*+)",
+        ("authorization",),
+        group="v",
+    ),
+    _rule(
+        "bearer_token",
+        r"(?<![A-Za-z0-9_])(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9._~+/-]{20,}+=*+)",
+        ("bearer",),
+        group="v",
+        accept=_accept_mixed_token,
+    ),
+    _rule(
+        "basic_auth",
+        _AUTH_HEADER + r"(?i:basic)[ \t]+(?P<v>[A-Za-z0-9+/]{4,}+=*+)",
+        ("authorization",),
+        group="v",
+    ),
+    _rule(
+        "basic_auth",
+        r"""(?<![A-Za-z0-9_-])(?:-u|--user)[ \t]+\\?["']?(?P<v>[^\s:"'`]++:[^\s"'`]++)""",
+        ("-u",),
+        group="v",
+        accept=_accept_user_flag,
+    ),
+    _rule(
+        "password_assignment",
+        _PW_KEY + _SEP + _VALUE,
+        ("pass", "mysql_pwd"),
+        group="value",
+        accept=_accept_password,
+        fallback=_PW_KEY + _SEP_PLAIN + _VALUE,
+    ),
+    _rule(
+        "password_assignment",
+        r"(?<![A-Za-z0-9_-])--[A-Za-z0-9-]{0,40}?" + _PW_KEY + r"(?P<sep>[ \t]+)(?![-\s])" + _VALUE,
+        ("--",),
+        group="value",
+        accept=_accept_password,
+    ),
+    _rule(
+        "generic_secret_assignment",
+        _GENERIC_KEY + _SEP + _VALUE,
+        ("key", "secret", "token", "credential"),
+        group="value",
+        accept=_accept_generic,
+        fallback=_GENERIC_KEY + _SEP_PLAIN + _VALUE,
+    ),
+)
+
+_PEM_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
+# What follows a BEGIN line in a real key: base64 or a ``Proc-Type:``-style header (after newlines, also
+# backslash-escaped ones as in JSON strings).
+_PEM_BODY = re.compile(r"[ \t]*+(?:(?:\r?\n|\\r\\n|\\n)[ \t]*+){0,2}+(?:[A-Za-z0-9+/=]{8}|[A-Z][A-Za-z-]{1,39}: )")
+
+
+def _private_keys(text: str) -> Iterator[tuple[int, int]]:
+    """Whole BEGIN..END blocks; a BEGIN whose END was cut off (body follows, or nothing) runs to the end."""
+    pos = 0
+    no_end_from = len(text) + 1  # an END search from here on is known to fail
+    while (begin := _PEM_BEGIN.search(text, pos)) is not None:
+        end = _PEM_END.search(text, begin.end()) if begin.end() < no_end_from else None
+        if end is not None:
+            yield begin.start(), end.end()
+            pos = end.end()
+            continue
+        no_end_from = min(no_end_from, begin.end())
+        if begin.end() == len(text) or _PEM_BODY.match(text, begin.end()) is not None:
+            yield begin.start(), len(text)
+            return
+        pos = begin.end()
+
+
+# --------------------------------------------------------------------------------------------------------
+# Candidate collection and resolution.
+
+_Candidate = tuple[int, int, int]  # start, end, priority
+_MAX_PASSES = 4
+# A rejected key/value match no longer than this is searched again from its value (bounds the rescans).
+_RESCAN_LIMIT = 300
+
+
+def _value_group(m: re.Match[str]) -> str:
+    return "dq" if m.group("dq") is not None else "sq" if m.group("sq") is not None else "uq"
+
+
+def _secret_span(rule: _Rule, m: re.Match[str]) -> tuple[int, int] | None:
+    """The span to replace for one match of ``rule``, or None when the value is not plausibly secret."""
+    if rule.group is None:
+        start, end = m.span()
+    elif rule.group == "value":
+        start, end = m.span(_value_group(m))
+    else:
+        start, end = m.span(rule.group)
+    if start >= end:
+        return None
+    if rule.accept is not None and not rule.accept(m.string[start:end], m):
+        return None
+    return start, end
+
+
+def _candidates(text: str) -> list[_Candidate]:
+    lowered = text.lower()
+    found: list[_Candidate] = []
+    if "private key" in lowered:
+        pri = _PRIORITY["private_key"]
+        found.extend((s, e, pri) for s, e in _private_keys(text))
+    for rule in _RULES:
+        if not any(t in lowered for t in rule.triggers):
+            continue
+        pri = _PRIORITY[rule.kind]
+        pos = 0
+        while (m := rule.pattern.search(text, pos)) is not None:
+            span = _secret_span(rule, m)
+            if span is None and rule.fallback is not None and m.group("ann") is not None:
+                plain = rule.fallback.match(text, m.start())
+                span = None if plain is None else _secret_span(rule, plain)
+            if span is not None:
+                found.append((span[0], span[1], pri))
+            if rule.group == "value" and m.end() - m.start() <= _RESCAN_LIMIT:
+                # The value may hold the next assignment (``TOKEN='api_key=...'``, ``PASSWORD= "password":
+                # "..."``): search again from the value; overlaps are resolved later.
+                pos = m.start(_value_group(m))
+            else:
+                pos = m.end()
+    return found
+
+
+def _resolve(found: list[_Candidate]) -> list[_Candidate]:
+    """Earliest start wins, then longest, then priority; overlapping tails extend the winner."""
+    found.sort(key=lambda c: (c[0], -c[1], c[2]))
+    chosen: list[_Candidate] = []
+    for start, end, pri in found:
+        if chosen and start < chosen[-1][1]:
+            last = chosen[-1]
+            if end > last[1]:
+                chosen[-1] = (last[0], end, last[2])
+            continue
+        chosen.append((start, end, pri))
+    return chosen
+
+
+def _outside(spans: list[tuple[int, int]], starts: list[int], start: int, end: int) -> list[tuple[int, int]]:
+    """The parts of [start, end) outside the sorted, disjoint ``spans`` (existing placeholders)."""
+    if not spans:
+        return [(start, end)]
+    pieces: list[tuple[int, int]] = []
+    i = max(bisect.bisect_right(starts, start) - 1, 0)
+    cur = start
+    while i < len(spans) and spans[i][0] < end:
+        s, e = spans[i]
+        if e > cur:
+            if s > cur:
+                pieces.append((cur, s))
+            cur = max(cur, e)
+        i += 1
+    if cur < end:
+        pieces.append((cur, end))
+    return pieces
+
+
+def _redact_once(text: str) -> tuple[str, dict[str, int]]:
+    existing = [m.span() for m in PLACEHOLDER_RE.finditer(text)]
+    existing_starts = [s for s, _ in existing]
+
+    def starts_in_placeholder(candidate: _Candidate) -> bool:
+        i = bisect.bisect_right(existing_starts, candidate[0]) - 1
+        return i >= 0 and existing[i][1] > candidate[0]
+
+    if existing:
+        # Existing placeholders are opaque: matching sees each as a run of newlines (a boundary for every
+        # rule, never skipped by a separator), so nothing can match into or across one. Same length, so
+        # spans are valid in ``text``.
+        masked = PLACEHOLDER_RE.sub(lambda m: "\n" * (m.end() - m.start()), text)
+        found = [c for c in _candidates(masked) if not starts_in_placeholder(c)]
+    else:
+        found = _candidates(text)
+    out: list[str] = []
+    counts: dict[str, int] = {}
+    pos = 0
+    for start, end, pri in _resolve(found):
+        kind = REDACTION_KINDS[pri]
+        # Parts between existing placeholders with nothing alphanumeric in them are left as they are.
+        pieces = [
+            (s, e) for s, e in _outside(existing, existing_starts, start, end) if any(c.isalnum() for c in text[s:e])
+        ]
+        if not pieces:
+            continue
+        for s, e in pieces:
+            out.append(text[pos:s])
+            out.append(placeholder(kind))
+            pos = e
+        counts[kind] = counts.get(kind, 0) + 1
+    if not counts:
+        return text, counts
+    out.append(text[pos:])
+    return "".join(out), counts
+
+
+def redact(text: str) -> Redacted:
+    """Replace every secret found in ``text`` by ``[REDACTED:<kind>]``; count the replacements by kind.
+
+    Runs until nothing more is found (at most ``_MAX_PASSES`` passes; a second pass only runs when the
+    first redacted something, and almost always finds nothing): a redaction can expose a neighbour, e.g. a
+    key glued to the end of a PEM block, whose boundary check failed against the secret before it.
+    """
+    counts: dict[str, int] = {}
+    for _ in range(_MAX_PASSES):
+        text, found = _redact_once(text)
+        if not found:
+            break
+        for kind, n in found.items():
+            counts[kind] = counts.get(kind, 0) + n
+    ordered = {k: counts[k] for k in REDACTION_KINDS if k in counts}
+    return Redacted(text, types.MappingProxyType(ordered))
