@@ -42,9 +42,12 @@ def common_terms(common: str) -> list[str]:
 
 
 def _builder_digest() -> str:
-    from provider.fixtures import builder
+    import provider.fixtures as fixtures
 
-    return hashlib.sha256(Path(builder.__file__).read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256()
+    for source in sorted(Path(fixtures.__file__).parent.glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 @pytest.fixture(scope="session")
@@ -62,7 +65,7 @@ def large_db() -> tuple[Path, dict[str, Any]]:
             shutil.rmtree(staging, ignore_errors=True)
             build_large(staging / "obelisk.sqlite", messages=LARGE_MESSAGES, seed=LARGE_SEED)
             staging.rename(final)
-            # Builds of an older builder.py (same size and seed) are stale now: drop them (228 MB each).
+            # Builds of older fixture code (same size and seed) are stale now: drop them (228 MB each).
             for old in CACHE.glob(f"large-{LARGE_MESSAGES}-s{LARGE_SEED}-*"):
                 if old.name not in (key, f"{key}.lock"):
                     if old.is_dir():
