@@ -76,6 +76,7 @@ def test_ok_answer_exit_0_and_stderr_empty(fixture_db: tuple[Path, dict[str, obj
     req_file = tmp_path / "req.json"
     req_file.write_text(json.dumps(request))
     before = db.read_bytes()
+    listing = sorted(os.listdir(db.parent))
     result = run_cli("query", "--db", str(db), "--config", str(config), "--request", str(req_file),
                      env=isolated_env)
     doc = result.document()
@@ -84,7 +85,7 @@ def test_ok_answer_exit_0_and_stderr_empty(fixture_db: tuple[Path, dict[str, obj
     assert doc["result"]["items"]
     assert result.stderr == ""
     assert db.read_bytes() == before
-    assert sorted(os.listdir(db.parent)) == sorted(p.name for p in db.parent.iterdir())
+    assert sorted(os.listdir(db.parent)) == listing
     assert not Path(f"{db}-wal").exists() and not Path(f"{db}-shm").exists()
 
 
