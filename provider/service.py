@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ class _Read:
     skipped_types: tuple[str, ...]
     open_mode: str = ""
     schema: tuple[str, str] = ("", "")  # verdict, nearest pinned snapshot id
+    state_key: tuple[object, ...] | None = None  # set when the state may be remembered (see _STATE_CACHE)
 
 
 @dataclass
@@ -95,6 +97,49 @@ def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence
     return runnable, skipped
 
 
+# --- warm-path caches (``serve --stdio`` and library callers answer many requests in one process) --------
+#
+# Each cache holds only what a fresh read would give again, so a hit changes no answer:
+# * index state (index_state rows and the revision digest): only for snapshots opened ``immutable_verified``,
+#   keyed by the database file's full identity (device, inode, size, mtime and ctime in ns) and the schema
+#   cookie. That open mode already rests on "same identity, same bytes" (provider/index/connection.py) and
+#   re-verifies the identity after the read; an entry is stored only after such a verified read. A WAL
+#   database (``ro`` mode) is read afresh every time.
+# * template verification: digests of templates verified in this process (a template is its bytes).
+# * FTS5 query tokenizers, by tokenizer spec (a pure function of the spec).
+# Every request still gets its own connection, snapshot, admission and deadline.
+
+_STATE_CACHE_SIZE = 4
+_STATE_CACHE: dict[tuple[object, ...], IndexState] = {}
+_VERIFIED_TEMPLATES: set[str] = set()
+
+
+def _state_key(snap: ReadSnapshot, has_cursor: bool, cookie: int) -> tuple[object, ...] | None:
+    if snap.mode != "immutable_verified" or snap.identity is None:
+        return None
+    ident = snap.identity
+    return (str(snap.path), ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.ctime_ns, cookie, has_cursor)
+
+
+def _remember_state(key: tuple[object, ...] | None, state: IndexState) -> None:
+    if key is None:
+        return
+    _STATE_CACHE.pop(key, None)
+    _STATE_CACHE[key] = state
+    while len(_STATE_CACHE) > _STATE_CACHE_SIZE:
+        _STATE_CACHE.pop(next(iter(_STATE_CACHE)))
+
+
+def _verify_templates(templates: Sequence[Template]) -> None:
+    if all(t.digest in _VERIFIED_TEMPLATES for t in templates):
+        return
+    from provider.retrieval.verify import ensure_verified
+
+    ensure_verified(templates, cache_dir=None)
+    _VERIFIED_TEMPLATES.update(t.digest for t in templates)
+
+
+@lru_cache(maxsize=8)
 def _tokenize_with(spec: str) -> Callable[[str], Sequence[str]]:
     import apsw
 
@@ -121,15 +166,17 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
         # Problem texts name tables and columns of the schema only (never content).
         raise SchemaIncompatible("the live index schema is incompatible: " + "; ".join(verdict.problems[:3]))
     tokenizer = verdict.tokenizer or "unicode61"
-    state = read_index_state(snap, has_cursor=_has_column(verdict.live, "index_state", "cursor"),
-                             schema_cookie=verdict.schema_cookie, identity=snap.identity)
+    has_cursor = _has_column(verdict.live, "index_state", "cursor")
+    state_key = _state_key(snap, has_cursor, verdict.schema_cookie)
+    state = _STATE_CACHE.get(state_key) if state_key is not None else None
+    if state is None:
+        state = read_index_state(snap, has_cursor=has_cursor, schema_cookie=verdict.schema_cookie,
+                                 identity=snap.identity)
     unmet = {t.template: list(t.missing) for t in verdict.templates}
     all_templates = load_templates(template_dir) if template_dir else load_templates()
     templates, skipped = _runnable(lambda t: unmet.get(t.key, ["unknown template"]), admitted.evidence_types,
                                    all_templates)
-    from provider.retrieval.verify import ensure_verified
-
-    ensure_verified(templates, cache_dir=None)
+    _verify_templates(templates)
     terms = prepare_terms(admitted.query_terms, tokenizer=tokenizer,
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
@@ -139,7 +186,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, 1200))
     return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,
-                 schema=(verdict.verdict, verdict.nearest or ""))
+                 schema=(verdict.verdict, verdict.nearest or ""), state_key=state_key)
 
 
 def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: ProviderConfig,
@@ -251,6 +298,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     since = since_for(admitted, config, now_s)
     read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir),
                                   deadline=deadline, vfs=vfs)
+    _remember_state(read.state_key, read.state)  # only now: the read was verified unchanged
     ctx.index_revision = read.state.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],
                      "schema_snapshot": read.schema[1],
@@ -261,7 +309,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     if run is None or prepared is None:  # pragma: no cover - _read always sets both
         raise InternalError
     terms = prepared.instr_terms
-    candidates = [candidate(hit, terms=terms, roots=admitted.scope.roots) for hit in run.hits]
+    candidates = [candidate(hit, terms=terms, roots=admitted.scope.roots, window=run.window_chars)
+                  for hit in run.hits]
     if prepared.post_filter_terms:
         candidates = [c for c in candidates if c.score > 0]
     folded = fold(candidates)

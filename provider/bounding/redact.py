@@ -53,6 +53,7 @@ REDACTION_KINDS: tuple[str, ...] = (
     "basic_auth",
     "password_assignment",
     "generic_secret_assignment",
+    "key_material",
 )
 
 _PRIORITY: dict[str, int] = {kind: i for i, kind in enumerate(REDACTION_KINDS)}
@@ -185,6 +186,13 @@ def _accept_mixed_token(value: str, _m: re.Match[str]) -> bool:
     return digit and (lower or upper)
 
 
+def _accept_key_material(value: str, _m: re.Match[str]) -> bool:
+    """Base64 key material without its BEGIN line (a read window cut it off): two or more key-length lines
+    with upper case and digits (hex digests, all lower case, never qualify), 96+ characters in all."""
+    _lower, upper, digit, _other = _char_classes(value)
+    return upper and digit and sum(ch.isalnum() for ch in value) >= 96
+
+
 def _accept_url_password(value: str, _m: re.Match[str]) -> bool:
     password = value.partition(":")[2]
     return bool(password) and not _is_placeholder_value(password)
@@ -253,7 +261,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "aws_secret",
         r"(?i:secret[ _-]?(?:access[ _-]?)?key)(?:[ \t]*\[[^\]\n]{0,40}\])?"
-        r"""\\?["']?[ \t]*(?::=|=>|[:=])[ \t]*\\?["']?"""
+        r"""(?:\\?["']?[ \t]*(?::=|=>|[:=])[ \t]*\\?["']?|[ \t]+)"""
         r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
         ("secret",),
         group="v",
@@ -338,6 +346,22 @@ _RULES: tuple[_Rule, ...] = (
         group="value",
         accept=_accept_password,
     ),
+    _rule(  # docker login -p X, sshpass -p X
+        "password_assignment",
+        r"(?<![A-Za-z0-9_-])(?:(?:docker|podman|buildah|nerdctl|skopeo|oras) login|helm registry login|sshpass)"
+        r"(?![A-Za-z0-9_-])[^\n|;&]{0,200}?[ \t]-p(?P<sep>[ \t]+)(?![-\s])" + _VALUE,
+        ("login", "sshpass"),
+        group="value",
+        accept=_accept_password,
+    ),
+    _rule(  # mysql -pX (attached; ``-p`` alone prompts and the next word is the database)
+        "password_assignment",
+        r"(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)(?![A-Za-z0-9_-])"
+        r"[^\n|;&]{0,200}?[ \t]-p(?P<sep>)(?![-\s])" + _VALUE,
+        ("mysql", "mariadb"),
+        group="value",
+        accept=_accept_password,
+    ),
     _rule(
         "generic_secret_assignment",
         _GENERIC_KEY + _SEP + _VALUE,
@@ -345,6 +369,19 @@ _RULES: tuple[_Rule, ...] = (
         group="value",
         accept=_accept_generic,
         fallback=_GENERIC_KEY + _SEP_PLAIN + _VALUE,
+    ),
+)
+
+_RULES = (
+    *_RULES,
+    # Two or more whitespace-separated base64 lines of key length: the body of a PEM key whose BEGIN line
+    # lies outside the text (cut off by a read window). Hex digests have no upper case and never match.
+    _rule(
+        "key_material",
+        r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{40,100}+={0,2}(?:[ \t]*+(?:\r?\n|\\n)[ \t]*+|[ \t]++)){1,64}"
+        r"[A-Za-z0-9+/]{16,100}+={0,2}(?![A-Za-z0-9+/=])",
+        ("",),
+        accept=_accept_key_material,
     ),
 )
 

@@ -79,6 +79,10 @@ def load_json_object(raw: bytes) -> dict[str, Any]:
         raise MalformedJson from None
     if not isinstance(value, dict):
         raise MalformedJson("request JSON is not an object")
+    try:  # a lone surrogate escape (a JSON \ud800) parses, but no UTF-8 text (digest, tokenizer, stdout) holds it
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise MalformedJson("request JSON holds a lone surrogate escape") from None
     return value
 
 

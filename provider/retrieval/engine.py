@@ -42,6 +42,7 @@ class RunReport:
     templates_run: tuple[str, ...]
     templates_skipped: tuple[str, ...]
     fetch_ceiling_reached: bool
+    window_chars: int  # characters read around a hit in message and summary text
 
 
 def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,7 +83,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, sources:
             hit = RawHit(template, dict(zip(names, row, strict=True)))
             check_scope(hit, sources, roots)
             hits.append(hit)
-    return RunReport(tuple(hits), tuple(ran), tuple(skipped), ceiling)
+    return RunReport(tuple(hits), tuple(ran), tuple(skipped), ceiling, window_chars)
 
 
 def check_scope(hit: RawHit, sources: Sequence[str], roots: Sequence[str]) -> None:

@@ -49,6 +49,22 @@ def _squash(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
+def trim_cut_edges(text: str, *, cut_start: bool, cut_end: bool) -> str:
+    """Drop the partial token at an edge where a read window cut the text.
+
+    A secret split by the cut would otherwise show its visible part, which no redaction pattern can
+    recognise any more (a token's tail, a key body without its BEGIN line); a whole token is either shown
+    whole, and so redacted, or not at all.
+    """
+    if cut_start:
+        first = _WS.search(text)
+        text = text[first.end():] if first else ""
+    if cut_end:
+        last = max(text.rfind(ch) for ch in " \t\n\r")
+        text = text[:last] if last >= 0 else ""
+    return text
+
+
 def _loads(value: str | None) -> Any:
     if not value:
         return None
@@ -74,14 +90,24 @@ def command_text(call_name: str | None, call_input: str | None) -> str:
         for key in ("file_path", "path", "pattern", "description", "query", "url"):
             if isinstance(parsed.get(key), str):
                 return f"{name} {_squash(parsed[key])}"
-    if isinstance(parsed, str):
-        return f"{name} {_squash(parsed)[:200]}"
-    return f"{name} {_squash(call_input or '')[:200]}".strip()
+    raw = parsed if isinstance(parsed, str) else (call_input or "")
+    shown = _squash(raw)
+    if len(shown) > 200:
+        shown = trim_cut_edges(shown[:200], cut_start=False, cut_end=True) + " …"
+    return f"{name} {shown}".strip()
 
 
 def _result_body(head: str | None, tail: str | None) -> tuple[str, int | None]:
-    """The output text (Codex JSON unwrapped) and an exit code if one is stated."""
-    text = (head or "") + ("\n" + tail if tail else "")
+    """The output text (Codex JSON unwrapped) and an exit code if one is stated.
+
+    A non-empty ``tail`` means the cell was longer than the head read: the head was cut at its end and the
+    tail at its start, so the partial tokens at both cuts are dropped before anything is shown.
+    """
+    if tail:
+        text = trim_cut_edges(head or "", cut_start=False, cut_end=True) + "\n" + \
+            trim_cut_edges(tail, cut_start=True, cut_end=False)
+    else:
+        text = head or ""
     exit_code: int | None = None
     parsed = _loads(head)
     if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
@@ -150,14 +176,15 @@ def _file_text(row: Mapping[str, Any], roots: Sequence[str]) -> str:
     return f"[{name} {status}] " + ", ".join(paths)
 
 
-def _window_text(row: Mapping[str, Any], prefix: str = "") -> str:
-    body = _squash(str(row.get("body") or ""))
+def _window_text(row: Mapping[str, Any], window: int, prefix: str = "") -> str:
+    raw = str(row.get("body") or "")
     start = int(row.get("window_start") or 1)
-    lead = "…" if start > 1 else ""
-    return f"{prefix}{lead}{body}"
+    cut_end = len(raw) >= window
+    body = _squash(trim_cut_edges(raw, cut_start=start > 1, cut_end=cut_end))
+    return f"{prefix}{'…' if start > 1 else ''}{body}{' …' if cut_end else ''}"
 
 
-def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str]) -> Candidate:
+def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window: int) -> Candidate:
     row = hit.row
     template_id = hit.template.id
     if template_id in ("prior_failure.tool_results", "tool_outcome.tool_calls"):
@@ -165,11 +192,11 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str]) -> Can
     elif template_id == "file_history.tool_calls":
         text = _file_text(row, roots)
     elif template_id == "summary.summaries":
-        text = _window_text(row, f"[{row.get('summary_kind') or 'summary'}] ")
+        text = _window_text(row, window, f"[{row.get('summary_kind') or 'summary'}] ")
     elif template_id == "summary.titles":
         text = "[session title] " + _squash(str(row.get("body") or ""))
     else:
-        text = _window_text(row)
+        text = _window_text(row, window)
     for root in sorted(roots, key=len, reverse=True):
         text = text.replace(root.rstrip("/") + "/", "")  # paths inside a bound root: repository-relative
     sidechain = bool(row.get("sidechain"))
