@@ -32,8 +32,13 @@ def _config_path(args: argparse.Namespace) -> Path:
     return Path(args.config) if args.config else default_config_path(os.environ)
 
 
+#: Characters some line readers treat as line breaks; escaped so one envelope is always one line.
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"})
+
+
 def _emit(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":")).translate(_LINE_BREAKS)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
@@ -120,6 +125,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
 
 
+def cmd_qualify(args: argparse.Namespace) -> int:
+    from provider.qualify import operator_scope, qualify_command
+
+    ids = (args.agent_id, args.project_id, args.repository_id)
+    scope = None
+    if any(ids) or args.source:
+        if not all(ids) or not args.source:
+            sys.stderr.write(f"{PROG} qualify: --agent-id, --project-id, --repository-id and --source go "
+                             "together\n")
+            return 2
+        try:
+            scope = operator_scope(args.agent_id, args.project_id, args.repository_id, args.source)
+        except ValueError as exc:
+            sys.stderr.write(f"{PROG} qualify: {exc}\n")
+            return 2
+    return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope, seed=args.seed,
+                           extra_sessions=args.extra_sessions, subprocess_cases=args.subprocess_cases,
+                           work_dir=Path(args.work_dir) if args.work_dir else None)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -182,6 +207,22 @@ def _parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("schema", help="print the JSON Schema of every contract type")
     sc.set_defaults(func=cmd_schema)
+
+    ql = sub.add_parser("qualify", help="Stage 0 qualification on a generated matched corpus; writes reports")
+    ql.add_argument("--out", metavar="DIR", default="qualification",
+                    help="report folder (default: ./qualification)")
+    ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout")
+    ql.add_argument("--agent-id", help="qualify this scope (with --project-id, --repository-id, --source)")
+    ql.add_argument("--project-id")
+    ql.add_argument("--repository-id")
+    ql.add_argument("--source", action="append", metavar="S", help="claude or codex; repeatable")
+    ql.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
+    ql.add_argument("--extra-sessions", type=int, default=24, metavar="N",
+                    help="filler sessions added to the corpus as distractors (default 24)")
+    ql.add_argument("--subprocess-cases", type=int, default=3, metavar="N",
+                    help="cases re-run through a real `query` subprocess per scope (default 3)")
+    ql.add_argument("--work-dir", metavar="DIR", help="build the corpus here and keep it (default: a temp dir)")
+    ql.set_defaults(func=cmd_qualify)
 
     dm = sub.add_parser("demo", help="build a demo index and config, run representative requests")
     dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")

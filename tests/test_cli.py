@@ -137,3 +137,10 @@ def test_every_cli_option_is_documented() -> None:
             for option in action.option_strings:
                 if option.startswith("--") and option != "--help":
                     assert option in readme, (name, option)
+
+
+def test_unicode_line_separators_are_escaped_so_one_envelope_is_one_line(isolated_env: dict[str, str]) -> None:
+    request = make_request(request_id="a\u2028b\u2029c\u0085d")
+    result = run_cli("query", stdin=json.dumps(request, ensure_ascii=False).encode(), env=isolated_env)
+    assert len(result.stdout.splitlines()) == 1
+    assert result.document()["request_id"] == "a\u2028b\u2029c\u0085d"
