@@ -79,7 +79,11 @@ CASES: list[tuple[str, str, str]] = [
     ("jwt", f"cookie session={FAKE_JWT}; Path=/", FAKE_JWT),
     ("private_key", f"cat id_rsa\n{FAKE_PEM}\n$ ls", FAKE_PEM_BODY),
     # A key body whose BEGIN line was cut off by a read window.
-    ("key_material", "…tail of output\n" + "\n".join(FAKE_PEM_BODY.splitlines()[:3]) + "\ndone", FAKE_PEM_BODY.splitlines()[1]),
+    (
+        "key_material",
+        "…tail of output\n" + "\n".join(FAKE_PEM_BODY.splitlines()[:3]) + "\ndone",
+        FAKE_PEM_BODY.splitlines()[1],
+    ),
     (
         "private_key",
         "-----BEGIN OPENSSH PRIVATE KEY-----\n" + FAKE_PEM_BODY + "\n-----END OPENSSH PRIVATE KEY-----",
@@ -613,3 +617,9 @@ Builder = Callable[[int], str]
 )
 def test_single_long_run_is_fast(build: Builder) -> None:
     assert _timed(build(100_000)) < 0.5
+
+
+def test_key_material_is_not_a_base64_line_next_to_a_path() -> None:
+    digest = "sha512-" + "AbC0" * 22
+    text = f"integrity {digest}\n/home/me/proj/token_store.py"
+    assert redact(text).text == text

@@ -17,8 +17,9 @@ How it works:
 * Linear time: every pattern either starts with a literal that cannot recur inside the run it scans, or
   with a look-behind that lets an attempt start only at the beginning of a run; runs are scanned with
   possessive quantifiers (no backtracking into them) and the few lazy scans are bounded. A rule is only
-  run when a cheap trigger substring is present. The work per call is O(len(text)) with a constant number
-  of passes (one per rule).
+  run when a cheap trigger substring is present. A key/value match is searched again from its value only
+  when it is at most ``_RESCAN_LIMIT`` characters long (finds ``TOKEN='api_key=...'``). The whole is
+  repeated until nothing new is found, at most ``_MAX_PASSES`` times. Work per call is O(len(text)).
 """
 
 from __future__ import annotations
@@ -190,6 +191,11 @@ def _accept_key_material(value: str, _m: re.Match[str]) -> bool:
     """Base64 key material without its BEGIN line (a read window cut it off): two or more key-length lines
     with upper case and digits (hex digests, all lower case, never qualify), 96+ characters in all."""
     _lower, upper, digit, _other = _char_classes(value)
+    tokens = value.replace("\\n", " ").split()
+    # A path ("/home/me/src/...") is base64-alphabet too: a token that starts with "/" or is mostly
+    # slashes is not key material.
+    if any(token.startswith("/") or token.count("/") > 4 for token in tokens):
+        return False
     return upper and digit and sum(ch.isalnum() for ch in value) >= 96
 
 
@@ -379,7 +385,7 @@ _RULES = (
     _rule(
         "key_material",
         r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{40,100}+={0,2}(?:[ \t]*+(?:\r?\n|\\n)[ \t]*+|[ \t]++)){1,64}"
-        r"[A-Za-z0-9+/]{16,100}+={0,2}(?![A-Za-z0-9+/=])",
+        r"[A-Za-z0-9+/]{16,100}+={0,2}(?![A-Za-z0-9+/=_.-])",
         ("",),
         accept=_accept_key_material,
     ),
