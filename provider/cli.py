@@ -140,6 +140,9 @@ def cmd_qualify(args: argparse.Namespace) -> int:
         except ValueError as exc:
             sys.stderr.write(f"{PROG} qualify: {exc}\n")
             return 2
+    if args.work_dir and Path(args.work_dir).exists() and any(Path(args.work_dir).iterdir()):
+        sys.stderr.write(f"{PROG} qualify: --work-dir must be a new or empty directory\n")
+        return 2
     return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope, seed=args.seed,
                            extra_sessions=args.extra_sessions, subprocess_cases=args.subprocess_cases,
                            work_dir=Path(args.work_dir) if args.work_dir else None)

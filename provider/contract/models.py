@@ -145,7 +145,13 @@ class HistoricalEvidenceReceiptV0(_Strict):
 # --- envelope ------------------------------------------------------------------------------------------
 
 
+# The envelope models describe the stdout document (``schema``, tests); the request path builds envelopes as
+# plain dicts, so their validators are built on first use rather than at import (cold start).
+
+
 class ErrorInfo(_Strict):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+
     code: str
     retryable: bool
     detail: str
@@ -157,7 +163,7 @@ MetaValue = int | float | bool | str | list[str] | dict[str, int]
 class HistoricalEvidenceResponseV0(BaseModel):
     """The one JSON document written to stdout per invocation (nullable fields are explicit nulls)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     schema_version: Literal["historical_evidence_response_v0"]
     request_id: str | None

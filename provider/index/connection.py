@@ -221,17 +221,13 @@ def _classify(exc: BaseException, deadline: Deadline) -> ProviderError | None:
 
 def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: Deadline,
                max_attempts: int = 4, vfs: str | None = None) -> tuple[T, OpenMode]:
-    """Run ``work`` inside one verified read snapshot, retrying whole reads on BUSY/SCHEMA/replacement."""
-    from tenacity import (  # imported here: only a request that reaches the index pays for it
-        RetryCallState,
-        Retrying,
-        retry_if_exception,
-        stop_after_attempt,
-        stop_any,
-        wait_exponential_jitter,
-    )
-    from tenacity.stop import stop_base
+    """Run ``work`` inside one verified read snapshot, retrying whole reads on BUSY/SCHEMA/replacement.
 
+    The first attempt runs directly; tenacity is imported only when a retry is actually needed (it costs
+    cold start otherwise). Attempts, stop conditions and waits are those of one tenacity loop over all
+    ``max_attempts``: stop after ``max_attempts`` or when under 20 ms of the deadline remain, wait
+    ``0.01 * 2**(n-1)`` s plus up to 20 ms of jitter (at most 0.2 s) after failed attempt ``n``.
+    """
     try:
         present, regular = db_path.exists(), db_path.is_file()
     except OSError:  # e.g. EACCES on a parent directory (Path.exists raises it before Python 3.12)
@@ -244,24 +240,22 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
     def retryable(exc: BaseException) -> bool:
         return isinstance(exc, _RETRY_ON) and not deadline.expired()
 
-    class stop_at_deadline(stop_base):  # named like tenacity's own stop conditions
-        def __call__(self, retry_state: RetryCallState) -> bool:
-            return deadline.remaining_ms() < 20
+    def attempt() -> tuple[T, OpenMode]:
+        deadline.check()
+        with _connect(db_path, deadline, vfs) as snap:
+            result = work(snap)
+            mode = snap.mode
+        return result, mode
 
-    retrying = Retrying(
-        retry=retry_if_exception(retryable),
-        stop=stop_any(stop_after_attempt(max_attempts), stop_at_deadline()),
-        wait=wait_exponential_jitter(multiplier=0.01, max=0.2, jitter=0.02),
-        reraise=True,
-    )
     try:
-        for attempt in retrying:
-            with attempt:
-                deadline.check()
-                with _connect(db_path, deadline, vfs) as snap:
-                    result = work(snap)
-                    mode = snap.mode
-                return result, mode
+        try:
+            return attempt()
+        except ProviderError:
+            raise
+        except BaseException as exc:  # classified by the outer handler
+            if not retryable(exc) or max_attempts <= 1 or deadline.remaining_ms() < 20:
+                raise
+        return _retry_attempts(attempt, retryable, deadline, max_attempts - 1)
     except ProviderError:
         raise
     except BaseException as exc:  # noqa: BLE001 - every SQLite/OS failure becomes a typed failure
@@ -269,4 +263,45 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
         if typed is None:
             raise IndexBusy from None
         raise typed from None
+
+
+class _AttemptNumber:
+    """The one field of tenacity's RetryCallState that its wait strategies read."""
+
+    def __init__(self, attempt_number: int) -> None:
+        self.attempt_number = attempt_number
+
+
+def _retry_attempts(attempt: Callable[[], tuple[T, OpenMode]], retryable: Callable[[BaseException], bool],
+                    deadline: Deadline, remaining_attempts: int) -> tuple[T, OpenMode]:
+    """Attempts 2..N after a retryable failure of attempt 1 (tenacity loaded here, on the slow path)."""
+    from typing import cast
+
+    from tenacity import (
+        RetryCallState,
+        Retrying,
+        retry_if_exception,
+        stop_after_attempt,
+        stop_any,
+        wait_exponential_jitter,
+    )
+    from tenacity.stop import stop_base
+
+    class stop_at_deadline(stop_base):  # named like tenacity's own stop conditions
+        def __call__(self, retry_state: RetryCallState) -> bool:
+            return deadline.remaining_ms() < 20
+
+    # Loop attempt k is overall attempt k + 1: a doubled multiplier gives the overall attempt's wait, and
+    # "attempt 0" of the doubled strategy is the wait after overall attempt 1.
+    wait = wait_exponential_jitter(multiplier=0.02, max=0.2, jitter=0.02)
+    time.sleep(wait(cast(RetryCallState, _AttemptNumber(0))))
+    retrying = Retrying(
+        retry=retry_if_exception(retryable),
+        stop=stop_any(stop_after_attempt(remaining_attempts), stop_at_deadline()),
+        wait=wait,
+        reraise=True,
+    )
+    for tenacity_attempt in retrying:
+        with tenacity_attempt:
+            return attempt()
     raise IndexBusy  # pragma: no cover - tenacity always returns or raises
