@@ -31,7 +31,7 @@ from provider.errors import EXIT_CODES, DeadlineExceeded, InternalError, Provide
 from provider.index.connection import Deadline, ReadSnapshot, read_index
 from provider.index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
 from provider.retrieval.engine import FETCH_CEILING, RunReport, run_templates
-from provider.retrieval.templates import Template, load_templates
+from provider.retrieval.templates import Template, load_templates, scope_template
 from provider.retrieval.terms import PreparedTerms, prepare_terms
 
 DB_ENV = "OBELISK_DB"
@@ -176,12 +176,16 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
     all_templates = load_templates(template_dir) if template_dir else load_templates()
     templates, skipped = _runnable(lambda t: unmet.get(t.key, ["unknown template"]), admitted.evidence_types,
                                    all_templates)
-    _verify_templates(templates)
+    scope_sql = scope_template(template_dir) if template_dir else scope_template()
+    if unmet.get(scope_sql.key, ["unknown template"]):
+        # Without the scope template nothing can be read within the scope: every type is skipped.
+        templates, skipped = [], list(admitted.evidence_types)
+    _verify_templates([scope_sql, *templates])
     terms = prepare_terms(admitted.query_terms, tokenizer=tokenizer,
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
-    run = run_templates(snap, templates, sources=scope.sources, roots=scope.roots, since=since,
+    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, 1200))

@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.agent_id tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
--- params: sources roots since terms head tail limit
+-- params: sources roots since scope_ids terms head tail limit
 -- Failed tool calls (is_error, "Exit code N", a non-zero exit_code in Codex output JSON, "Process exited with
 -- code N", a traceback) whose call input or result mentions a query term.
 WITH scope_sessions AS (
@@ -13,6 +13,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT tc.session_id AS session_id,
        ss.source AS session_source,

@@ -321,12 +321,14 @@ def test_scope_violation_through_a_tampered_template(world: World) -> None:
     templates = world.base / "tampered-templates"
     if not templates.exists():
         shutil.copytree(TEMPLATE_DIR, templates)
-        path = templates / "prior_failure.tool_results.v1.sql"
-        text = path.read_text(encoding="utf-8")
         old = "substr(s.project_path, 1, length(r.value) + 1) = r.value || '/'"
-        assert old in text
-        path.write_text(text.replace(old, "substr(s.project_path, 1, length(r.value)) = r.value"),
-                        encoding="utf-8")
+        # Both the scope template and the evidence template lose the path boundary.
+        for name in ("scope.sessions.v1.sql", "prior_failure.tool_results.v1.sql"):
+            path = templates / name
+            text = path.read_text(encoding="utf-8")
+            assert old in text
+            path.write_text(text.replace(old, "substr(s.project_path, 1, length(r.value)) = r.value"),
+                            encoding="utf-8")
     payload = json.dumps(world.request(query_terms=[OUT_OF_SCOPE, TERM], evidence_types=["prior_failure"])).encode()
     for _ in range(2):
         envelope, exit_code = query_in_process(world, payload, template_dir=templates)

@@ -199,22 +199,27 @@ def test_receipt_is_content_free(fx: tuple[FixtureInfo, dict[str, Any]], tmp_pat
         assert private not in json.dumps(envelope["provider_meta"])
 
 
-def _tampered(tmp_path: Path, old: str, new: str) -> Path:
+def _tampered(tmp_path: Path, old: str, new: str, name: str | None = None) -> Path:
     from provider.retrieval.templates import TEMPLATE_DIR
 
     out = tmp_path / "templates"
     shutil.copytree(TEMPLATE_DIR, out)
-    path = out / "prior_failure.tool_results.v1.sql"
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new), encoding="utf-8")
+    names = [name] if name else [p.name for p in out.glob("*.sql")]
+    changed = 0
+    for file_name in names:
+        path = out / file_name
+        text = path.read_text(encoding="utf-8")
+        changed += old in text
+        path.write_text(text.replace(old, new), encoding="utf-8")
+    assert changed
     return out
 
 
 def test_tampered_template_that_leaks_fails_the_whole_result(fx: tuple[FixtureInfo, dict[str, Any]],
                                                             tmp_path: Path) -> None:
     info, manifest = fx
-    # Drop the path-boundary '/': alpha-svc-evil now matches the alpha-svc root prefix.
+    # Drop the path-boundary '/' everywhere (the scope template too): alpha-svc-evil now matches the
+    # alpha-svc root prefix, and only the re-check of every returned row stands in the way.
     templates = _tampered(tmp_path, "substr(s.project_path, 1, length(r.value) + 1) = r.value || '/'",
                           "substr(s.project_path, 1, length(r.value)) = r.value")
     for _ in range(3):
@@ -230,7 +235,7 @@ def test_tampered_template_without_scope_is_rejected_before_running(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
     info, manifest = fx
     templates = _tampered(tmp_path, "WHERE tc.session_id IN (SELECT id FROM scope_sessions)\n  AND",
-                          "WHERE")
+                          "WHERE", "prior_failure.tool_results.v1.sql")
     envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
                     terms=["stripe"], template_dir=templates)
     assert envelope["outcome"] == "failed"

@@ -323,7 +323,7 @@ def test_legacy_is_degraded_and_names_what_is_skipped(built: dict[str, Path]) ->
     # Every template reads sessions.source, a migrated column the legacy generation lacks.
     for template in verdict.templates:
         assert "sessions.source" in template.missing, template.template
-    assert set(verdict.skipped_evidence_types) == {t.evidence_type for t in verdict.templates}
+    assert set(verdict.skipped_evidence_types) == {t.evidence_type for t in verdict.templates} - {"scope"}
     assert not verdict.problems
 
 
@@ -350,7 +350,7 @@ def test_dropped_visibility_is_degraded(current_copy: Path) -> None:
     skipped = set(verdict.skipped_evidence_types)
     assert skipped == {"decision", "file_history", "prior_failure", "tool_outcome"}
     runnable = {t.template for t in verdict.templates if t.runnable}
-    assert runnable == {"summary.summaries.v1", "summary.titles.v1"}
+    assert runnable == {"scope.sessions.v1", "summary.summaries.v1", "summary.titles.v1"}
     for template in verdict.templates:
         assert template.missing in ((), ("messages.visibility",))
 

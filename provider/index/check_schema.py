@@ -46,7 +46,7 @@ from provider.index.snapshots import (
     nearest,
     render,
 )
-from provider.retrieval.templates import TEMPLATE_DIR, load_templates
+from provider.retrieval.templates import SCOPE_KIND, TEMPLATE_DIR, load_templates
 
 Verdict = Literal["exact", "compatible", "degraded", "incompatible"]
 EXIT_FOR: Final[dict[str, int]] = {"exact": 0, "compatible": 0, "degraded": 1, "incompatible": 2,
@@ -95,8 +95,10 @@ class SchemaVerdict:
 
     @property
     def skipped_evidence_types(self) -> tuple[str, ...]:
-        """Evidence types none of whose templates can run."""
-        types = sorted({t.evidence_type for t in self.templates})
+        """Evidence types none of whose templates can run (all of them when the scope template cannot)."""
+        types = sorted({t.evidence_type for t in self.templates} - {SCOPE_KIND})
+        if not all(t.runnable for t in self.templates if t.evidence_type == SCOPE_KIND):
+            return tuple(types)
         return tuple(e for e in types if not any(t.runnable for t in self.templates if t.evidence_type == e))
 
     @property

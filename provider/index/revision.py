@@ -24,22 +24,22 @@ class IndexState:
 def read_index_state(snap: ReadSnapshot, *, has_cursor: bool, schema_cookie: int,
                      identity: FileIdentity | None) -> IndexState:
     if has_cursor:
-        sql = ("SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state "
-               "ORDER BY jsonl_path")
+        sql = "SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state"
     else:
-        sql = "SELECT jsonl_path, mtime, lines_processed, NULL FROM index_state ORDER BY jsonl_path"
+        sql = "SELECT jsonl_path, mtime, lines_processed, NULL FROM index_state"
     raw = snap.rows(sql, {"n": MAX_CURSOR_CHARS})
     rows: list[IndexRow] = []
     for path, mtime, lines, cursor in raw:
         rows.append((str(path), _num(mtime), _int(lines), cursor if isinstance(cursor, str) else None))
+    # Aggregates computed by SQLite rather than a digest of every row in Python: any unit an indexer
+    # touches changes its mtime and line count, any appended evidence moves a rowid top.
     tops = snap.one("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid) FROM tool_results), "
-                    "(SELECT max(rowid) FROM sessions)")
+                    "(SELECT max(rowid) FROM sessions), sum(mtime), sum(lines_processed), max(mtime), count(*) "
+                    "FROM index_state")
     basis: dict[str, Any] = {
         "schema_cookie": schema_cookie,
         "file": [identity.ino, identity.size, identity.mtime_ns] if identity else None,
-        "rowid_tops": list(tops or ()),
-        "units": len(rows),
-        "unit_digest": digest([[p, m, ln, c] for p, m, ln, c in rows]),
+        "aggregates": list(tops or ()),
     }
     return IndexState(tuple(rows), "obx1-" + digest(basis).removeprefix("sha256:")[:32])
 

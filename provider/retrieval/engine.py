@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from provider.contract.models import EvidenceType
 from provider.errors import ScopeViolation
 from provider.index.connection import ReadSnapshot
 from provider.retrieval.scope import under_root
-from provider.retrieval.templates import Template
+from provider.retrieval.templates import SCOPE_KIND, Template
 from provider.retrieval.terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression
 
 #: Rows fetched per template at most; reaching it is disclosed and marks the result truncated.
 FETCH_CEILING = 200
+#: Sessions in one scope at most (the scope template's LIMIT); reaching it marks the result truncated.
+SCOPE_SESSION_CEILING = 200_000
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
@@ -33,7 +35,10 @@ class RawHit:
 
     @property
     def evidence_type(self) -> EvidenceType:
-        return self.template.evidence_type
+        kind = self.template.evidence_type
+        if kind == SCOPE_KIND:  # pragma: no cover - the scope template never yields evidence rows
+            raise TypeError("the scope template yields no evidence")
+        return cast("EvidenceType", kind)
 
 
 @dataclass(frozen=True)
@@ -49,13 +54,29 @@ def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: values[name] for name in template.params}
 
 
-def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, sources: Sequence[str],
+def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Sequence[str],
+                   since: str) -> tuple[frozenset[str], bool]:
+    """The session ids in scope (run once per request) and whether the scope ceiling was reached."""
+    rows = snap.rows(scope.sql, _params(scope, {
+        "sources": json.dumps(list(sources)),
+        "roots": json.dumps([r.rstrip("/") or "/" for r in roots]),
+        "since": since,
+        "limit": SCOPE_SESSION_CEILING,
+    }))
+    return frozenset(str(row[0]) for row in rows), len(rows) >= SCOPE_SESSION_CEILING
+
+
+def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: Template, sources: Sequence[str],
                   roots: Sequence[str], since: str, terms: PreparedTerms, tokenizer: str,
                   fetch_limit: int, window_chars: int) -> RunReport:
+    if not templates:
+        return RunReport((), (), (), False, window_chars)
+    in_scope, scope_ceiling = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
     base: dict[str, Any] = {
         "sources": json.dumps(list(sources)),
         "roots": json.dumps([r.rstrip("/") or "/" for r in roots]),
         "since": since,
+        "scope_ids": json.dumps(sorted(in_scope)),
         "terms": json.dumps(list(terms.instr_terms)),
         "head": READ_HEAD,
         "tail": READ_TAIL,
@@ -66,8 +87,8 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, sources:
     hits: list[RawHit] = []
     ran: list[str] = []
     skipped: list[str] = []
-    ceiling = False
-    for template in templates:
+    ceiling = scope_ceiling
+    for template in templates if in_scope else ():
         values = dict(base)
         if "fts" in template.params:
             expression = combined_expression(terms, _FTS_WORDS.get(template.id, ()), tokenizer)
@@ -81,14 +102,16 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, sources:
         names = snap.last_columns
         for row in rows:
             hit = RawHit(template, dict(zip(names, row, strict=True)))
-            check_scope(hit, sources, roots)
+            check_scope(hit, sources, roots, in_scope)
             hits.append(hit)
     return RunReport(tuple(hits), tuple(ran), tuple(skipped), ceiling, window_chars)
 
 
-def check_scope(hit: RawHit, sources: Sequence[str], roots: Sequence[str]) -> None:
+def check_scope(hit: RawHit, sources: Sequence[str], roots: Sequence[str], in_scope: frozenset[str]) -> None:
     """Fail the whole result when a row lies outside the requested scope: never filter it away."""
     row = hit.row
+    if row.get("session_id") not in in_scope:
+        raise ScopeViolation
     if row.get("session_source") not in sources:
         raise ScopeViolation
     if not (under_root(row.get("session_path"), roots) or under_root(row.get("msg_cwd"), roots)):

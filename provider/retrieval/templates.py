@@ -10,11 +10,17 @@ import hashlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Literal, cast
 
 from provider.contract.models import EVIDENCE_TYPES, EvidenceType
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "sql_templates"
 _HEADER_KEYS = ("id", "version", "evidence_type", "needs", "params")
+
+
+#: The one template that is not evidence: it lists the sessions in scope, run once per request.
+SCOPE_KIND = "scope"
+TemplateKind = EvidenceType | Literal["scope"]
 
 
 class TemplateFormatError(ValueError):
@@ -25,7 +31,7 @@ class TemplateFormatError(ValueError):
 class Template:
     id: str
     version: int
-    evidence_type: EvidenceType
+    evidence_type: TemplateKind
     needs: frozenset[tuple[str, str]]  # (table, column)
     params: tuple[str, ...]
     sql: str  # the original text, executed as is (regenerated SQL changes plans)
@@ -54,7 +60,7 @@ def _parse_header(text: str, filename: str) -> dict[str, str]:
 def parse_template(text: str, filename: str) -> Template:
     header = _parse_header(text, filename)
     evidence_type = header["evidence_type"]
-    if evidence_type not in EVIDENCE_TYPES:
+    if evidence_type not in (*EVIDENCE_TYPES, SCOPE_KIND):
         raise TemplateFormatError(f"{filename}: unknown evidence_type")
     needs = set()
     for item in header["needs"].split():
@@ -65,7 +71,7 @@ def parse_template(text: str, filename: str) -> Template:
     return Template(
         id=header["id"],
         version=int(header["version"]),
-        evidence_type=evidence_type,
+        evidence_type=cast("TemplateKind", evidence_type),
         needs=frozenset(needs),
         params=tuple(header["params"].split()),
         sql=text,
@@ -83,6 +89,14 @@ def load_templates(directory: Path = TEMPLATE_DIR) -> tuple[Template, ...]:
     if len(ids) != len(set(ids)):
         raise TemplateFormatError("two templates share an id and version")
     return tuple(sorted(found, key=lambda t: t.id))
+
+
+def scope_template(directory: Path = TEMPLATE_DIR) -> Template:
+    """The ``scope.sessions`` template of ``directory`` (exactly one must exist)."""
+    found = [t for t in load_templates(directory) if t.evidence_type == SCOPE_KIND]
+    if len(found) != 1:
+        raise TemplateFormatError("exactly one scope template is required")
+    return found[0]
 
 
 def templates_for(evidence_type: EvidenceType, directory: Path = TEMPLATE_DIR) -> tuple[Template, ...]:

@@ -1,0 +1,22 @@
+-- id: scope.sessions
+-- version: 1
+-- evidence_type: scope
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch
+-- params: sources roots since limit
+-- The sessions in scope, run once per request: the agent's sources, a project path under a bound root on a
+-- path boundary, active since :since. Every evidence template then reads only these sessions (:scope_ids,
+-- a primary-key lookup) and still carries the same scope predicates itself.
+WITH scope_sessions AS (
+  SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
+         s.git_branch AS git_branch
+  FROM sessions AS s
+  WHERE COALESCE(s.source, 'claude') IN (SELECT value FROM json_each(:sources))
+    AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
+                WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.ended_at, s.started_at, '') >= :since
+)
+SELECT s2.id AS session_id
+FROM sessions AS s2
+WHERE s2.id IN (SELECT id FROM scope_sessions)
+ORDER BY s2.id
+LIMIT :limit
