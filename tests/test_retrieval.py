@@ -282,3 +282,20 @@ def test_crafted_database_joining_another_repositorys_row_fails(fx: tuple[Fixtur
     assert envelope["outcome"] == "failed"
     assert envelope["error"]["code"] == "scope_violation"
     assert envelope["result"]["items"] == []
+
+
+def test_fts_first_and_scope_set_plans_return_the_same_evidence(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The FTS-first plan runs under a statement budget; past it the scope-set plan runs. Same answer."""
+    from provider.retrieval import engine
+
+    info, manifest = fx
+    ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"],
+           "terms": ["stripe", "billing", "ModuleNotFoundError"]}
+    fast = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
+    assert "prior_failure.narration.fts_first.v1" in fast["provider_meta"]["templates_run"]
+    monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 0.0)
+    slow = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
+    assert "prior_failure.narration.v1" in slow["provider_meta"]["templates_run"]
+    assert "decision.messages.v1" in slow["provider_meta"]["templates_run"]
+    assert fast["result"]["items"] == slow["result"]["items"]

@@ -87,6 +87,10 @@ class Deadline:
             raise DeadlineExceeded
 
 
+class StatementBudgetExceeded(Exception):
+    """One statement ran past its own budget (not the request deadline); the caller picks another plan."""
+
+
 class _Replaced(Exception):
     """The database file changed identity during the read; the snapshot is discarded and retried."""
 
@@ -112,13 +116,20 @@ class ReadSnapshot:
         self.deadline = deadline
         self.last_columns: tuple[str, ...] = ()
 
-    def rows(self, sql: str, params: dict[str, Any] | Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def rows(self, sql: str, params: dict[str, Any] | Sequence[Any] = (), *,
+             budget_ms: float | None = None) -> list[tuple[Any, ...]]:
         """Run exactly one statement and return all rows (callers bound their LIMIT in SQL).
 
         apsw would run every statement of a multi-statement string; the exec tracer sees the first
         statement's text before it runs and aborts unless that text is the whole string.
+
+        ``budget_ms`` bounds this one statement (inside the request deadline): past it the statement is
+        interrupted and :class:`StatementBudgetExceeded` raised; the read transaction, and so the snapshot,
+        stays open for the next statement.
         """
         self.deadline.check()
+        if budget_ms is not None:
+            return self._within_budget(sql, params, budget_ms)
 
         def single_statement_only(_cursor: apsw.Cursor, statement: str, _bindings: object) -> bool:
             return statement == sql
@@ -137,6 +148,20 @@ class ReadSnapshot:
             raise MalformedIndexData("multi-statement SQL refused before execution") from None
         finally:
             cursor.close()
+
+    def _within_budget(self, sql: str, params: dict[str, Any] | Sequence[Any],
+                       budget_ms: float) -> list[tuple[Any, ...]]:
+        ends_at = time.monotonic() + budget_ms / 1000.0
+        self._conn.set_progress_handler(lambda: self.deadline.expired() or time.monotonic() >= ends_at,
+                                        _PROGRESS_STEPS)
+        try:
+            return self.rows(sql, params)
+        except apsw.InterruptError:
+            if self.deadline.expired():
+                raise
+            raise StatementBudgetExceeded from None
+        finally:
+            self._conn.set_progress_handler(self.deadline.expired, _PROGRESS_STEPS)
 
     def one(self, sql: str, params: dict[str, Any] | Sequence[Any] = ()) -> tuple[Any, ...] | None:
         found = self.rows(sql, params)

@@ -9,13 +9,16 @@ from typing import Any, cast
 
 from provider.contract.models import EvidenceType
 from provider.errors import ScopeViolation
-from provider.index.connection import ReadSnapshot
+from provider.index.connection import ReadSnapshot, StatementBudgetExceeded
 from provider.retrieval.scope import under_root
 from provider.retrieval.templates import SCOPE_KIND, Template
 from provider.retrieval.terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression
 
 #: Rows fetched per template at most; reaching it is disclosed and marks the result truncated.
 FETCH_CEILING = 200
+#: The FTS-first plan of a template is the template with this id suffix; it gets this many ms.
+FTS_FIRST = ".fts_first"
+FTS_FIRST_BUDGET_MS = 25.0
 #: Sessions in one scope at most (the scope template's LIMIT); reaching it marks the result truncated.
 SCOPE_SESSION_CEILING = 200_000
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
@@ -88,7 +91,10 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     ran: list[str] = []
     skipped: list[str] = []
     ceiling = scope_ceiling
+    first_plans = {t.id.removesuffix(FTS_FIRST): t for t in templates if t.id.endswith(FTS_FIRST)}
     for template in templates if in_scope else ():
+        if template.id.endswith(FTS_FIRST):
+            continue  # tried, under its budget, right before the template it is a plan of
         values = dict(base)
         if "fts" in template.params:
             expression = combined_expression(terms, _FTS_WORDS.get(template.id, ()), tokenizer)
@@ -96,15 +102,31 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 skipped.append(template.key)
                 continue
             values["fts"] = expression
-        rows = snap.rows(template.sql, _params(template, values))
-        ran.append(template.key)
+        used, rows = _run_with_plans(snap, template, first_plans.get(template.id), values)
+        ran.append(used.key)
         ceiling = ceiling or len(rows) >= values["limit"]
         names = snap.last_columns
         for row in rows:
-            hit = RawHit(template, dict(zip(names, row, strict=True)))
+            hit = RawHit(used, dict(zip(names, row, strict=True)))
             check_scope(hit, sources, roots, in_scope)
             hits.append(hit)
     return RunReport(tuple(hits), tuple(ran), tuple(skipped), ceiling, window_chars)
+
+
+def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template | None,
+                    values: Mapping[str, Any]) -> tuple[Template, list[tuple[Any, ...]]]:
+    """Try the FTS-first plan under a budget (fast for rare terms), else the scope-set plan.
+
+    FTS-first walks every match of the terms in the whole index; the scope-set plan first lists the scope's
+    messages and costs time proportional to the scope. Which is faster depends on how common the terms
+    are, which the index does not tell a read-only reader: the budget decides, once per request.
+    """
+    if fts_first is not None:
+        try:
+            return fts_first, snap.rows(fts_first.sql, _params(fts_first, values), budget_ms=FTS_FIRST_BUDGET_MS)
+        except StatementBudgetExceeded:
+            pass
+    return template, snap.rows(template.sql, _params(template, values))
 
 
 def check_scope(hit: RawHit, sources: Sequence[str], roots: Sequence[str], in_scope: frozenset[str]) -> None:
