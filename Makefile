@@ -23,3 +23,6 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) tools/bench
+
+qualify: $(STAMP)
+	$(PY) tools/qualify

@@ -130,7 +130,9 @@ class ReadSnapshot:
         self.deadline.check()
         if budget_ms is not None:
             return self._within_budget(sql, params, budget_ms)
+        return self._execute(sql, params)
 
+    def _execute(self, sql: str, params: dict[str, Any] | Sequence[Any]) -> list[tuple[Any, ...]]:
         def single_statement_only(_cursor: apsw.Cursor, statement: str, _bindings: object) -> bool:
             return statement == sql
 
@@ -155,7 +157,7 @@ class ReadSnapshot:
         self._conn.set_progress_handler(lambda: self.deadline.expired() or time.monotonic() >= ends_at,
                                         _PROGRESS_STEPS)
         try:
-            return self.rows(sql, params)
+            return self._execute(sql, params)
         except apsw.InterruptError:
             if self.deadline.expired():
                 raise
