@@ -630,8 +630,8 @@ def test_rows_far_over_ten_thousand_characters(fx: Fx, tmp_path: Path, isolated_
     widest: list[int] = []
     original = ReadSnapshot.rows
 
-    def measuring(self: ReadSnapshot, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-        rows = original(self, sql, params)
+    def measuring(self: ReadSnapshot, sql: str, params: Any = (), **kwargs: Any) -> list[tuple[Any, ...]]:
+        rows = original(self, sql, params, **kwargs)
         if sql in templates:
             widest.append(max((len(v) for row in rows for v in row if isinstance(v, (str, bytes))),
                               default=0))
