@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -28,7 +29,8 @@ from provider.service import answer
 from tests.conftest import make_request, run_cli, scope_entry, write_config
 
 CACHE = Path("/tmp/ose-bench-cache")
-LARGE_MESSAGES = 200_000
+#: 200,000 in CI; OSE_DEADLINE_MESSAGES=1000000 runs the same checks on the issue's 1,000,000-message index.
+LARGE_MESSAGES = int(os.environ.get("OSE_DEADLINE_MESSAGES", "200000"))
 LARGE_SEED = 7
 DEADLINE_MS = 100
 #: Bound on wall time beyond the deadline. The issue's target is 100 ms; the brief asks to assert generously.
