@@ -14,8 +14,9 @@ by connecting to the virtual table: a table declared with an unknown tokenizer c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 
 from provider.index.connection import ReadSnapshot
 
@@ -49,17 +50,18 @@ def unquote(word: str) -> str:
     return word
 
 
-def split_top_level(text: str, separator: str = ",") -> list[str]:
-    """Split ``text`` at ``separator`` outside quotes and parentheses."""
-    parts: list[str] = []
-    current: list[str] = []
+def top_level_positions(text: str) -> Iterator[int]:
+    """Offsets of the characters of ``text`` that lie outside quotes and outside parentheses.
+
+    A doubled quote closes and reopens its literal, which has the right net effect; the parentheses
+    themselves are not yielded.
+    """
     depth = 0
     closer: str | None = None
-    for char in text:
+    for at, char in enumerate(text):
         if closer is not None:
-            current.append(char)
             if char == closer:
-                closer = None  # a doubled quote closes and reopens: the net effect is right
+                closer = None
             continue
         if char in _QUOTE_CLOSERS:
             closer = _QUOTE_CLOSERS[char]
@@ -67,13 +69,15 @@ def split_top_level(text: str, separator: str = ",") -> list[str]:
             depth += 1
         elif char == ")":
             depth -= 1
-        elif char == separator and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
-    return parts
+        elif depth == 0:
+            yield at
+
+
+def split_top_level(text: str, separator: str = ",") -> list[str]:
+    """Split ``text`` at ``separator`` outside quotes and parentheses."""
+    cuts = [at for at in top_level_positions(text) if text[at] == separator]
+    bounds = [-1, *cuts, len(text)]
+    return [text[start + 1:end] for start, end in pairwise(bounds)]
 
 
 def words(text: str) -> list[str]:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from provider.index.connection import Deadline, ReadSnapshot, read_index
-from provider.index.live_schema import parse_virtual_table, split_top_level, unquote, words
+from provider.index.live_schema import parse_virtual_table, split_top_level, top_level_positions, unquote, words
 
 SNAPSHOT_FORMAT: Final = 1
 SNAPSHOT_DIR: Final = Path(__file__).resolve().parents[2] / "schema_snapshots"
@@ -95,21 +95,8 @@ def collapse(text: str) -> str:
 
 def _top_level_where(sql: str) -> str | None:
     """The text after the WHERE keyword of a CREATE INDEX statement, outside quotes and parentheses."""
-    depth = 0
-    closer: str | None = None
-    closers = {"'": "'", '"': '"', "`": "`", "[": "]"}
-    for at, char in enumerate(sql):
-        if closer is not None:
-            if char == closer:
-                closer = None
-            continue
-        if char in closers:
-            closer = closers[char]
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif depth == 0 and char in "wW" and _WHERE.match(sql, at):
+    for at in top_level_positions(sql):
+        if sql[at] in "wW" and _WHERE.match(sql, at):
             return collapse(sql[at + 5:]).rstrip(";").strip() or None
     return None
 
