@@ -126,3 +126,11 @@ def test_every_error_code_is_documented_in_the_readme() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for code in ERROR_CODES:
         assert f"`{code}`" in readme, code
+
+
+def test_the_readme_request_example_is_a_valid_request() -> None:
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = readme.split("A request (`request.json`)", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    assert parse_request(example.encode()).schema_version == "historical_evidence_request_v0"
