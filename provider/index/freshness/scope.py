@@ -1,0 +1,79 @@
+"""The scope's inputs: roots (and path-boundary containment), supported sources, readable homes."""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from provider.index.freshness.context import Ctx
+
+SUPPORTED_SOURCES: Final = frozenset({"claude", "codex", "kimi", "pi"})
+
+
+def norm_path(value: object) -> str | None:
+    """An absolute, normalised path string, or None."""
+    if not isinstance(value, str | os.PathLike):
+        return None
+    try:
+        text = os.fspath(value)
+    except TypeError:
+        return None
+    if not isinstance(text, str) or "\x00" in text or not os.path.isabs(text):
+        return None
+    return os.path.normpath(text)
+
+
+def _is_dir(ctx: Ctx, path: str) -> bool:
+    try:
+        return stat_mod.S_ISDIR(ctx.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def prepare_roots(roots: object, stat: Callable[[str], os.stat_result]) -> tuple[tuple[str, ...], bool]:
+    """Normalised roots (plus their resolved forms) and whether every root was a readable directory."""
+    out: list[str] = []
+    all_ok = True
+    for raw in roots if isinstance(roots, Sequence) and not isinstance(roots, str) else ():
+        root = norm_path(raw)
+        if root is None:
+            all_ok = False
+            continue
+        out.append(root)
+        real = os.path.realpath(root)
+        if real != root:
+            out.append(real)
+        try:
+            all_ok = all_ok and stat_mod.S_ISDIR(stat(root).st_mode)
+        except (OSError, ValueError):
+            all_ok = False
+    return tuple(dict.fromkeys(out)), all_ok
+
+
+def under_roots(cwd: str, roots: Sequence[str]) -> bool:
+    """Path-boundary containment: ``/a/b`` holds ``/a/b`` and ``/a/b/c``, never ``/a/bc``."""
+    path = norm_path(cwd)
+    if path is None:
+        return False
+    return any(root in (path, os.sep) or path.startswith(root + os.sep) for root in roots)
+
+
+def wanted_sources(sources: object) -> tuple[str, ...]:
+    """The requested source names, stripped, lower-cased and de-duplicated in order."""
+    if not isinstance(sources, Sequence) or isinstance(sources, str):
+        return ()
+    return tuple(dict.fromkeys(s.strip().lower() for s in sources if isinstance(s, str) and s.strip()))
+
+
+def readable_homes(ctx: Ctx, homes: object) -> list[str]:
+    """The homes that are readable directories; any other records ``unreadable_home``."""
+    readable: list[str] = []
+    for raw in homes if isinstance(homes, Sequence) and not isinstance(homes, str) else ():
+        home = norm_path(raw)
+        if home is not None and _is_dir(ctx, home):
+            readable.append(home)
+        else:
+            ctx.reasons.add("unreadable_home")
+    return readable

@@ -1,0 +1,90 @@
+"""Counting units into the report's buckets: in scope or not, unindexed, judged, missing on disk."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from provider.index.freshness.context import Ctx, Unit
+from provider.index.freshness.heads import unit_cwd
+from provider.index.freshness.rows import lookup_row
+from provider.index.freshness.scope import under_roots
+from provider.index.freshness.units import judge_unit
+
+_SLUG_RE: Final = re.compile(r"[^A-Za-z0-9]")
+
+
+@dataclass(slots=True)
+class Tally:
+    """Running counts of one assessment; ``stale``/``unindexed`` hold private paths."""
+
+    seen: set[str] = field(default_factory=set)
+    up_to_date: int = 0
+    stale: list[str] = field(default_factory=list)
+    unindexed: list[str] = field(default_factory=list)
+    unknown_cursor: int = 0
+    unreadable: int = 0
+    unattributed: int = 0
+    missing_on_disk: int = 0
+
+    @property
+    def in_scope(self) -> int:
+        return self.up_to_date + len(self.stale) + len(self.unindexed) + self.unknown_cursor + self.unreadable
+
+
+def assess_unit(ctx: Ctx, unit: Unit, tally: Tally) -> None:
+    """Attribute one unit to the scope (or not) and, when in scope, judge it into ``tally``."""
+    tally.seen.add(unit.path)
+    cwd, readable = unit_cwd(ctx, unit)
+    if not readable:
+        tally.unattributed += 1
+        ctx.reasons.add("unreadable_file")
+        return
+    if cwd is None:
+        tally.unattributed += 1
+        return
+    if not under_roots(cwd, ctx.roots):
+        return
+    row = lookup_row(ctx.rows, unit.path)
+    if row is None:
+        tally.unindexed.append(unit.path)
+        return
+    outcome = judge_unit(ctx, unit, row)
+    if outcome == "up_to_date":
+        tally.up_to_date += 1
+    elif outcome == "stale":
+        tally.stale.append(unit.path)
+    elif outcome == "unknown_cursor":
+        tally.unknown_cursor += 1
+        ctx.reasons.add("unknown_cursor")
+    else:
+        tally.unreadable += 1
+        ctx.reasons.add("unreadable_file")
+
+
+@functools.lru_cache(maxsize=4096)
+def _claude_slug(path: str) -> str:
+    return _SLUG_RE.sub("-", path)
+
+
+def count_missing(ctx: Ctx, homes: Sequence[str], tally: Tally) -> None:
+    """Claude rows of deleted files whose project directory is exactly a root's encoding (package docstring)."""
+    slugs = {_claude_slug(root) for root in ctx.roots}
+    for home in homes:
+        projects = os.path.join(home, ".claude", "projects") + os.sep
+        for path in ctx.rows:
+            if path in tally.seen or not path.startswith(projects):
+                continue
+            slug = path[len(projects) :].split(os.sep, 1)[0]
+            if _claude_slug(slug) not in slugs:
+                continue
+            try:
+                ctx.stat(path)
+            except FileNotFoundError:
+                tally.missing_on_disk += 1
+            except (OSError, ValueError):
+                continue

@@ -1,0 +1,156 @@
+"""Judging one in-scope unit against its ``index_state`` cursor, counting lines only where a decision needs them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from provider.index.cursors import (
+    CodexV4Cursor,
+    Cursor,
+    KimiAggregateCursor,
+    LegacyCursor,
+    PiSnapshotCursor,
+    SignatureCursor,
+    TombstoneCursor,
+    ino_matches,
+    parse_cursor,
+)
+from provider.index.freshness.context import Ctx, Outcome, Unit
+from provider.index.freshness.rows import Row, number
+from provider.index.freshness.walk import kimi_files
+
+_COUNT_CHUNK: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _LineCount:
+    terminated: int
+    tail: bool
+
+
+def _count_lines(ctx: Ctx, path: str) -> _LineCount | None:
+    """Newline-terminated lines and whether an unterminated tail follows. None when unreadable."""
+    ctx.lines_counted += 1
+    count = 0
+    tail = False
+    try:
+        with open(path, "rb", buffering=0) as fh:
+            while chunk := fh.read(_COUNT_CHUNK):
+                count += chunk.count(b"\n")
+                tail = not chunk.endswith(b"\n")
+    except (OSError, ValueError):
+        return None
+    return _LineCount(count, tail)
+
+
+def _lines_match(expected: int, counted: _LineCount) -> bool:
+    return expected == counted.terminated or (counted.tail and expected == counted.terminated + 1)
+
+
+def _ms(ns: int) -> float:
+    return ns / 1e6
+
+
+def _confirm_by_lines(ctx: Ctx, path: str, expected: int, *, exact: bool) -> Outcome:
+    counted = _count_lines(ctx, path)
+    if counted is None:
+        return "unreadable"
+    ok = expected == counted.terminated if exact else _lines_match(expected, counted)
+    return "up_to_date" if ok else "stale"
+
+
+def _judge_legacy(ctx: Ctx, unit: Unit, st: os.stat_result, cur: LegacyCursor) -> Outcome:
+    if _ms(st.st_mtime_ns) > cur.mtime_ms + ctx.tol:
+        return "stale"
+    if unit.kind == "workflow_json":
+        return "up_to_date"
+    return _confirm_by_lines(ctx, unit.path, cur.lines, exact=False)
+
+
+def _same_identity(ctx: Ctx, st: os.stat_result, ctime_ms: float, ino: int | None) -> bool:
+    return abs(_ms(st.st_ctime_ns) - ctime_ms) <= ctx.tol and ino_matches(ino, st.st_ino)
+
+
+def _judge_signature(ctx: Ctx, unit: Unit, st: os.stat_result, cur: SignatureCursor) -> Outcome:
+    if st.st_size != cur.size or abs(_ms(st.st_mtime_ns) - cur.mtime_ms) > ctx.tol:
+        return "stale"
+    if _same_identity(ctx, st, cur.ctime_ms, cur.ino):
+        return "up_to_date"
+    return _confirm_by_lines(ctx, unit.path, cur.lines, exact=False)
+
+
+def _judge_codex_v4(ctx: Ctx, unit: Unit, st: os.stat_result, cur: CodexV4Cursor) -> Outcome:
+    if st.st_size != cur.source_size or abs(_ms(st.st_mtime_ns) - cur.mtime_ms) > ctx.tol:
+        return "stale"
+    if _same_identity(ctx, st, cur.ctime_ms, cur.ino):
+        return "up_to_date"
+    return _confirm_by_lines(ctx, unit.path, cur.complete_lines, exact=True)
+
+
+def _judge_pi(ctx: Ctx, st: os.stat_result, cur: PiSnapshotCursor) -> Outcome:
+    if st.st_size != cur.size or abs(_ms(st.st_mtime_ns) - cur.mtime_ms) > ctx.tol:
+        return "stale"
+    return "up_to_date"
+
+
+def _judge_file(ctx: Ctx, unit: Unit, cur: Cursor) -> Outcome:
+    try:
+        st = ctx.stat(unit.path)
+    except (OSError, ValueError):
+        return "unreadable"
+    if isinstance(cur, TombstoneCursor):
+        return "stale"
+    if isinstance(cur, LegacyCursor):
+        return _judge_legacy(ctx, unit, st, cur)
+    if isinstance(cur, SignatureCursor):
+        return _judge_signature(ctx, unit, st, cur)
+    if isinstance(cur, CodexV4Cursor):
+        return _judge_codex_v4(ctx, unit, st, cur)
+    if isinstance(cur, PiSnapshotCursor):
+        return _judge_pi(ctx, st, cur)
+    return "unknown_cursor"
+
+
+def _kimi_line_totals(ctx: Ctx, files: Sequence[str], state: str | None) -> set[int] | None:
+    """Every accepted reading of the Kimi line total (see the package docstring)."""
+    terminated = tails = state_lines = 0
+    for path in files:
+        counted = _count_lines(ctx, path)
+        if counted is None:
+            return None
+        if path == state:
+            state_lines = counted.terminated + int(counted.tail)
+        else:
+            terminated += counted.terminated
+            tails += int(counted.tail)
+    bases = {terminated, terminated + tails}
+    return bases | {base + state_lines for base in bases}
+
+
+def _judge_kimi(ctx: Ctx, unit: Unit, cur: Cursor) -> Outcome:
+    if not isinstance(cur, KimiAggregateCursor):
+        return "unknown_cursor"
+    files, state = kimi_files(ctx, unit.path)
+    try:
+        newest = max(_ms(ctx.stat(path).st_mtime_ns) for path in files)
+    except (OSError, ValueError):
+        return "unreadable"
+    if abs(newest - cur.max_mtime_ms) > ctx.tol:
+        return "stale"
+    totals = _kimi_line_totals(ctx, files, state)
+    if totals is None:
+        return "unreadable"
+    return "up_to_date" if cur.total_lines in totals else "stale"
+
+
+def judge_unit(ctx: Ctx, unit: Unit, row: Row) -> Outcome:
+    """The outcome for one unit that has an ``index_state`` row."""
+    lines = row.lines if isinstance(row.lines, int) else None
+    mtime = number(row.mtime)
+    cur = parse_cursor(row.cursor, mtime=mtime, lines_processed=lines, source=unit.source)
+    if unit.kind == "kimi_dir":
+        return _judge_kimi(ctx, unit, cur)
+    return _judge_file(ctx, unit, cur)

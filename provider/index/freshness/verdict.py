@@ -1,0 +1,123 @@
+"""The verdict: its precedence (``decide_verdict``, the one place it lives), ``FreshnessReport`` and its
+content-free public projection."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from provider.index.freshness.context import Ctx
+from provider.index.freshness.markers import APP_BUILD_SLACK_MS, HEARTBEAT_FRESH_MS, Markers
+from provider.index.freshness.rows import number
+from provider.index.freshness.tally import Tally
+
+Verdict = Literal["fresh", "stale", "incomplete", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class FreshnessReport:
+    """The judgement for one scope. ``stale_units`` and ``unindexed_units`` are private paths."""
+
+    verdict: Verdict
+    units_in_scope: int
+    up_to_date: int
+    stale: int
+    unindexed: int
+    missing_on_disk: int
+    unknown_cursor: int
+    unreadable_units: int
+    unattributed_files: int
+    stale_units: tuple[str, ...]
+    unindexed_units: tuple[str, ...]
+    last_build_age_ms: float | None
+    heartbeat_fresh: bool | None
+    app_build_partial: bool
+    missing_provider_markers: tuple[str, ...]
+    lines_counted: int
+    unknown_reasons: tuple[str, ...]
+
+    def to_public(self) -> dict[str, object]:
+        """Content-free projection: counts, flags, ages, source names and reason codes. No paths."""
+        return {
+            "verdict": self.verdict,
+            "units_in_scope": self.units_in_scope,
+            "up_to_date": self.up_to_date,
+            "stale": self.stale,
+            "unindexed": self.unindexed,
+            "missing_on_disk": self.missing_on_disk,
+            "unknown_cursor": self.unknown_cursor,
+            "unreadable_units": self.unreadable_units,
+            "unattributed_files": self.unattributed_files,
+            "last_build_age_ms": self.last_build_age_ms,
+            "heartbeat_fresh": self.heartbeat_fresh,
+            "app_build_partial": self.app_build_partial,
+            "missing_provider_markers": list(self.missing_provider_markers),
+            "lines_counted": self.lines_counted,
+            "unknown_reasons": list(self.unknown_reasons),
+        }
+
+
+def decide_verdict(
+    *,
+    judgeable: bool,
+    unindexed: int,
+    stale: int,
+    app_build_partial: bool,
+    missing_markers: bool,
+    unknown: bool,
+) -> Verdict:
+    """The single statement of verdict precedence (package docstring)."""
+    if not judgeable:
+        return "unknown"
+    if unindexed:
+        return "incomplete"
+    if stale or app_build_partial or missing_markers:
+        return "stale"
+    if unknown:
+        return "unknown"
+    return "fresh"
+
+
+def build_report(
+    ctx: Ctx, tally: Tally, markers: Markers, wanted: Sequence[str], *, now_ms: float, judgeable: bool
+) -> FreshnessReport:
+    """The report from the tally, the markers and the requested sources."""
+    now = number(now_ms)
+    last_build_age = None if now is None or markers.last_build is None else now - markers.last_build
+    heartbeat_fresh = None
+    if markers.heartbeat_present and now is not None and markers.heartbeat is not None:
+        heartbeat_fresh = now - markers.heartbeat < HEARTBEAT_FRESH_MS
+    partial = (
+        markers.app_success is not None
+        and markers.last_build is not None
+        and markers.app_success < markers.last_build - APP_BUILD_SLACK_MS
+    )
+    missing = tuple(sorted(s for s in wanted if s not in markers.provider_sources))
+    verdict = decide_verdict(
+        judgeable=judgeable,
+        unindexed=len(tally.unindexed),
+        stale=len(tally.stale),
+        app_build_partial=partial,
+        missing_markers=bool(missing),
+        unknown=bool(ctx.reasons),
+    )
+    return FreshnessReport(
+        verdict=verdict,
+        units_in_scope=tally.in_scope,
+        up_to_date=tally.up_to_date,
+        stale=len(tally.stale),
+        unindexed=len(tally.unindexed),
+        missing_on_disk=tally.missing_on_disk,
+        unknown_cursor=tally.unknown_cursor,
+        unreadable_units=tally.unreadable,
+        unattributed_files=tally.unattributed,
+        stale_units=tuple(sorted(tally.stale)),
+        unindexed_units=tuple(sorted(tally.unindexed)),
+        last_build_age_ms=last_build_age,
+        heartbeat_fresh=heartbeat_fresh,
+        app_build_partial=partial,
+        missing_provider_markers=missing,
+        lines_counted=ctx.lines_counted,
+        unknown_reasons=tuple(sorted(ctx.reasons)),
+    )

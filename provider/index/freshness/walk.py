@@ -1,0 +1,119 @@
+"""Discovering transcript units in a home, per provider layout (Claude, Codex, Kimi, Pi)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from typing import Final
+
+from provider.index.freshness.context import Ctx, Unit
+
+
+def _scan(ctx: Ctx, path: str) -> list[os.DirEntry[str]]:
+    """Entries of a directory; a missing directory is empty, an unreadable one is recorded."""
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        ctx.reasons.add("unreadable_home")
+        return []
+
+
+def _is_subdir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _is_file(entry: os.DirEntry[str], suffix: str) -> bool:
+    try:
+        return entry.name.endswith(suffix) and entry.is_file()
+    except OSError:
+        return False
+
+
+def _walk_claude_session_dir(ctx: Ctx, session_dir: str, parent: str) -> Iterator[Unit]:
+    subagents = os.path.join(session_dir, "subagents")
+    for entry in _scan(ctx, subagents):
+        if _is_file(entry, ".jsonl"):
+            yield Unit(entry.path, "claude", "jsonl", parent)
+    for run in _scan(ctx, os.path.join(subagents, "workflows")):
+        if _is_subdir(run):
+            for entry in _scan(ctx, run.path):
+                if _is_file(entry, ".jsonl"):
+                    yield Unit(entry.path, "claude", "jsonl", parent)
+    for entry in _scan(ctx, os.path.join(session_dir, "workflows")):
+        if _is_file(entry, ".json"):
+            yield Unit(entry.path, "claude", "workflow_json", parent)
+
+
+def _walk_claude(ctx: Ctx, home: str) -> Iterator[Unit]:
+    for project in _scan(ctx, os.path.join(home, ".claude", "projects")):
+        if not _is_subdir(project):
+            continue
+        for entry in _scan(ctx, project.path):
+            if _is_file(entry, ".jsonl"):
+                yield Unit(entry.path, "claude", "jsonl")
+            elif _is_subdir(entry):
+                parent = os.path.join(project.path, entry.name + ".jsonl")
+                yield from _walk_claude_session_dir(ctx, entry.path, parent)
+
+
+def _walk_jsonl_tree(ctx: Ctx, top: str, source: str) -> Iterator[Unit]:
+    stack = [top]
+    while stack:
+        for entry in _scan(ctx, stack.pop()):
+            if _is_subdir(entry):
+                stack.append(entry.path)
+            elif _is_file(entry, ".jsonl"):
+                yield Unit(entry.path, source, "jsonl")
+
+
+def _walk_codex(ctx: Ctx, home: str) -> Iterator[Unit]:
+    codex = os.path.join(home, ".codex")
+    yield from _walk_jsonl_tree(ctx, os.path.join(codex, "sessions"), "codex")
+    archived = os.path.join(codex, "archived_sessions")
+    if any(path.startswith(archived + os.sep) for path in ctx.rows):
+        yield from _walk_jsonl_tree(ctx, archived, "codex")
+
+
+def _walk_kimi(ctx: Ctx, home: str) -> Iterator[Unit]:
+    for workspace in _scan(ctx, os.path.join(home, ".kimi-code", "sessions")):
+        if not _is_subdir(workspace):
+            continue
+        for session in _scan(ctx, workspace.path):
+            if _is_subdir(session) and kimi_files(ctx, session.path)[0]:
+                yield Unit(session.path, "kimi", "kimi_dir")
+
+
+def _walk_pi(ctx: Ctx, home: str) -> Iterator[Unit]:
+    yield from _walk_jsonl_tree(ctx, os.path.join(home, ".pi", "agent", "sessions"), "pi")
+
+
+WALKERS: Final[Mapping[str, Callable[[Ctx, str], Iterator[Unit]]]] = {
+    "claude": _walk_claude,
+    "codex": _walk_codex,
+    "kimi": _walk_kimi,
+    "pi": _walk_pi,
+}
+
+
+def kimi_files(ctx: Ctx, session_dir: str) -> tuple[list[str], str | None]:
+    """(wire files, state.json or None) of one Kimi session directory."""
+    wires: list[str] = []
+    state: str | None = None
+    for entry in _scan(ctx, session_dir):
+        if entry.name == "state.json" and _is_file(entry, ".json"):
+            state = entry.path
+        elif entry.name == "wire.jsonl" and _is_file(entry, ".jsonl"):
+            wires.append(entry.path)
+    for agent in _scan(ctx, os.path.join(session_dir, "agents")):
+        wire = os.path.join(agent.path, "wire.jsonl")
+        if _is_subdir(agent) and os.path.isfile(wire):
+            wires.append(wire)
+    if state is not None:
+        return [state, *wires], state
+    return wires, None
