@@ -1,4 +1,4 @@
-"""Static verification of the SQL templates (provider/retrieval/verify.py) and their execution on real data.
+"""Static verification of the SQL templates (provider/retrieval/verify/) and their execution on real data.
 
 * every shipped template passes the verifier;
 * golden cases in tests/golden/sql/: one small file per case whose first line is ``-- expect: ok`` or
