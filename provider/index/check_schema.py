@@ -84,6 +84,7 @@ class SchemaVerdict:
     schema_cookie: int
     live_digest: str
     live: dict[str, Any] = field(compare=False, repr=False)  # the captured snapshot (id "live")
+    schema: LiveSchema = field(compare=False, repr=False)  # the introspection it was judged from
 
     @property
     def exact(self) -> bool:
@@ -161,6 +162,7 @@ def _judge(live: LiveSchema, captured: dict[str, Any], snapshots: Sequence[dict[
         schema_cookie=live.schema_cookie,
         live_digest=str(captured["digest"]),
         live=captured,
+        schema=live,
     )
 
 
@@ -343,7 +345,7 @@ def check_schema_command(*, db_path: Path, fmt: str, snapshot_out: str | None, o
 
     def work(snap: ReadSnapshot) -> tuple[SchemaVerdict, dict[str, Any]]:
         verdict = schema_verdict(snap)
-        return verdict, read_markers(snap, read_live_schema(snap), now)
+        return verdict, read_markers(snap, verdict.schema, now)
 
     try:
         (verdict, markers), open_mode = read_index(db_path, work, deadline=Deadline(deadline_ms))

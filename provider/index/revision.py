@@ -9,8 +9,9 @@ from typing import Any
 from provider.bounding.receipt import digest
 from provider.index.connection import FileIdentity, ReadSnapshot
 
-#: Longest cursor read per row (Codex v4 cursors carry Bloom filters and can be tens of KB).
-MAX_CURSOR_CHARS = 262_144
+#: Longest cursor read per row (Codex v4 cursors carry Bloom filters and are tens of KB). Tighter than the
+#: parser's own bound (provider.index.cursors.MAX_CURSOR_CHARS): a longer one parses as an unknown cursor.
+CURSOR_READ_CHARS = 262_144
 
 IndexRow = tuple[str, float | None, int | None, str | None]
 
@@ -27,7 +28,7 @@ def read_index_state(snap: ReadSnapshot, *, has_cursor: bool, schema_cookie: int
         sql = "SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state"
     else:
         sql = "SELECT jsonl_path, mtime, lines_processed, NULL FROM index_state"
-    raw = snap.rows(sql, {"n": MAX_CURSOR_CHARS})
+    raw = snap.rows(sql, {"n": CURSOR_READ_CHARS})
     rows: list[IndexRow] = []
     for path, mtime, lines, cursor in raw:
         rows.append((str(path), _num(mtime), _int(lines), cursor if isinstance(cursor, str) else None))

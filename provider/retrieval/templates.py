@@ -98,6 +98,3 @@ def scope_template(directory: Path = TEMPLATE_DIR) -> Template:
         raise TemplateFormatError("exactly one scope template is required")
     return found[0]
 
-
-def templates_for(evidence_type: EvidenceType, directory: Path = TEMPLATE_DIR) -> tuple[Template, ...]:
-    return tuple(t for t in load_templates(directory) if t.evidence_type == evidence_type)
