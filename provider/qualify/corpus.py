@@ -12,12 +12,13 @@ import os
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from provider.paths import strip_roots, under_root
 from provider.qualify.scopes import Cell, QualifyScope
 
 
@@ -76,16 +77,8 @@ def _roots(manifest: Mapping[str, Any], repo: str) -> tuple[str, ...]:
     return tuple(repos[r] for r in _repo_group(manifest, repo) if r in repos)
 
 
-def _under(path: str | None, roots: Iterable[str]) -> bool:
-    if not path:
-        return False
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
-
-
 def _relative(text: str, manifest: Mapping[str, Any]) -> str:
-    for root in sorted(manifest["repos"].values(), key=len, reverse=True):
-        text = text.replace(str(root).rstrip("/") + "/", "")
-    return text
+    return strip_roots(text, [str(root) for root in manifest["repos"].values()])
 
 
 def _facts(manifest: Mapping[str, Any], tool_messages: Mapping[str, set[str]]) -> tuple[Fact, ...]:
@@ -172,7 +165,7 @@ def build_corpus(work: Path, scopes: Sequence[QualifyScope], *, seed: int, extra
 
 def _cell_sessions(corpus: _Corpus, scope: QualifyScope, cell: Cell) -> set[str]:
     roots = _roots(corpus.base.manifest, cell.repo)
-    return {sid for sid, (src, path) in corpus.session_meta.items() if src in scope.sources and _under(path, roots)}
+    return {sid for sid, (src, path) in corpus.session_meta.items() if src in scope.sources and under_root(path, roots)}
 
 
 def _in_cell(fact: Fact, cell: Cell, manifest: Mapping[str, Any]) -> bool:

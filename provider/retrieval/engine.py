@@ -10,7 +10,7 @@ from typing import Any, cast
 from provider.contract.models import EvidenceType
 from provider.errors import ScopeViolation
 from provider.index.connection import ReadSnapshot, StatementBudgetExceeded
-from provider.retrieval.scope import under_root
+from provider.paths import under_root
 from provider.retrieval.templates import SCOPE_KIND, Template
 from provider.retrieval.terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression
 
@@ -57,12 +57,17 @@ def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: values[name] for name in template.params}
 
 
+def _roots_json(roots: Sequence[str]) -> str:
+    """The bound roots as the templates' ``:roots`` parameter (no trailing slash; ``/`` stays ``/``)."""
+    return json.dumps([r.rstrip("/") or "/" for r in roots])
+
+
 def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Sequence[str],
                    since: str) -> tuple[frozenset[str], bool]:
     """The session ids in scope (run once per request) and whether the scope ceiling was reached."""
     rows = snap.rows(scope.sql, _params(scope, {
         "sources": json.dumps(list(sources)),
-        "roots": json.dumps([r.rstrip("/") or "/" for r in roots]),
+        "roots": _roots_json(roots),
         "since": since,
         "limit": SCOPE_SESSION_CEILING,
     }))
@@ -77,7 +82,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     in_scope, scope_ceiling = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
     base: dict[str, Any] = {
         "sources": json.dumps(list(sources)),
-        "roots": json.dumps([r.rstrip("/") or "/" for r in roots]),
+        "roots": _roots_json(roots),
         "since": since,
         "scope_ids": json.dumps(sorted(in_scope)),
         "terms": json.dumps(list(terms.instr_terms)),

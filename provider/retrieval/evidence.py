@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from provider.contract.models import EvidenceType
+from provider.paths import relative_to_roots, strip_roots
 from provider.retrieval.engine import RawHit
-from provider.retrieval.scope import relative_to_roots
 
 _WS = re.compile(r"\s+")
 _PATCH_PATH = re.compile(r"\*\*\* (?:Update|Add|Delete) File: ([^\n\\]+)")
@@ -197,8 +197,7 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
         text = "[session title] " + _squash(str(row.get("body") or ""))
     else:
         text = _window_text(row, window)
-    for root in sorted(roots, key=len, reverse=True):
-        text = text.replace(root.rstrip("/") + "/", "")  # paths inside a bound root: repository-relative
+    text = strip_roots(text, roots)  # paths inside a bound root: repository-relative
     sidechain = bool(row.get("sidechain"))
     if sidechain:
         text = "[subagent] " + text

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from provider.index.freshness.context import Ctx
+from provider.paths import under_root
 
 SUPPORTED_SOURCES: Final = frozenset({"claude", "codex", "kimi", "pi"})
 
@@ -54,10 +55,7 @@ def prepare_roots(roots: object, stat: Callable[[str], os.stat_result]) -> tuple
 
 def under_roots(cwd: str, roots: Sequence[str]) -> bool:
     """Path-boundary containment: ``/a/b`` holds ``/a/b`` and ``/a/b/c``, never ``/a/bc``."""
-    path = norm_path(cwd)
-    if path is None:
-        return False
-    return any(root in (path, os.sep) or path.startswith(root + os.sep) for root in roots)
+    return under_root(norm_path(cwd), roots)
 
 
 def wanted_sources(sources: object) -> tuple[str, ...]:

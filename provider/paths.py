@@ -1,4 +1,7 @@
-"""Path-boundary scope checks, used to re-check every returned row (never to filter silently)."""
+"""Paths against a scope's bound roots, on path boundaries (``/a/b`` owns ``/a/b/c``, never ``/a/bc``).
+
+Used by the row re-check of retrieval, the freshness walk and qualification alike; it depends on nothing.
+"""
 
 from __future__ import annotations
 
@@ -23,3 +26,10 @@ def relative_to_roots(path: str, roots: Iterable[str]) -> str:
         if path.startswith(base + "/"):
             return path[len(base) + 1:]
     return path
+
+
+def strip_roots(text: str, roots: Iterable[str]) -> str:
+    """``text`` with every ``<root>/`` prefix removed, longest root first: paths become repository-relative."""
+    for root in sorted(roots, key=len, reverse=True):
+        text = text.replace(root.rstrip("/") + "/", "")
+    return text
