@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m provider demo
+	$(PY) -m obelisk_session_evidence demo
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -3,7 +3,7 @@
 The public surface is small: :func:`answer` (request bytes in, response envelope out) and the CLI.
 """
 
-from provider._version import CONTRACT_VERSION, PROVIDER_VERSION
+from ._version import CONTRACT_VERSION, PROVIDER_VERSION
 
 __all__ = ["CONTRACT_VERSION", "PROVIDER_VERSION", "answer"]
 
@@ -11,7 +11,7 @@ __all__ = ["CONTRACT_VERSION", "PROVIDER_VERSION", "answer"]
 def __getattr__(name: str) -> object:
     # Lazy: importing the package must not import pydantic/apsw (cold start).
     if name == "answer":
-        from provider.service import answer
+        from .service import answer
 
         return answer
     raise AttributeError(name)

@@ -1,5 +1,5 @@
-"""``python -m provider`` is the same as the ``obelisk-session-evidence`` console script."""
+"""``python -m obelisk_session_evidence`` is the same as the ``obelisk-session-evidence`` console script."""
 
-from provider.cli import main
+from .cli import main
 
 raise SystemExit(main())

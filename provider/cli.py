@@ -21,13 +21,13 @@ STDIN_BOUND = 64 * 1024
 
 
 def _db_path(args: argparse.Namespace) -> Path:
-    from provider.service import default_db_path
+    from .service import default_db_path
 
     return Path(args.db) if args.db else default_db_path(os.environ)
 
 
 def _config_path(args: argparse.Namespace) -> Path:
-    from provider.admission.config import default_config_path
+    from .admission.config import default_config_path
 
     return Path(args.config) if args.config else default_config_path(os.environ)
 
@@ -50,8 +50,8 @@ def _read_request(args: argparse.Namespace) -> bytes:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from provider.errors import EXIT_CODES, InternalError, MalformedJson
-    from provider.service import _envelope, answer
+    from .errors import EXIT_CODES, InternalError, MalformedJson
+    from .service import _envelope, answer
 
     try:
         raw = _read_request(args)
@@ -69,7 +69,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from provider.service import answer
+    from .service import answer
 
     db, config = _db_path(args), _config_path(args)
     for line in sys.stdin.buffer:
@@ -81,14 +81,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from provider.contract.models import CONTRACT_MODELS
+    from .contract.models import CONTRACT_MODELS
 
     _emit({name: model.model_json_schema() for name, model in CONTRACT_MODELS.items()})
     return 0
 
 
 def cmd_enable(args: argparse.Namespace) -> int:
-    from provider.admission.lifecycle import enable_scope
+    from .admission.lifecycle import enable_scope
 
     return enable_scope(
         config_path=_config_path(args), agent_id=args.agent_id, project_id=args.project_id,
@@ -99,34 +99,34 @@ def cmd_enable(args: argparse.Namespace) -> int:
 
 
 def cmd_disable(args: argparse.Namespace) -> int:
-    from provider.admission.lifecycle import disable_scope
+    from .admission.lifecycle import disable_scope
 
     return disable_scope(config_path=_config_path(args), agent_id=args.agent_id,
                          project_id=args.project_id, out=sys.stdout)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from provider.status import status_command
+    from .status import status_command
 
     return status_command(db_path=_db_path(args), config_path=_config_path(args), fmt=args.format,
                           out=sys.stdout)
 
 
 def cmd_check_schema(args: argparse.Namespace) -> int:
-    from provider.index.check_schema import check_schema_command
+    from .index.check_schema import check_schema_command
 
     return check_schema_command(db_path=_db_path(args), fmt=args.format, snapshot_out=args.snapshot_out,
                                 out=sys.stdout)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from provider.demo import run_demo
+    from .demo import run_demo
 
     return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
 
 
 def cmd_qualify(args: argparse.Namespace) -> int:
-    from provider.qualify import operator_scope, qualify_command
+    from .qualify import operator_scope, qualify_command
 
     ids = (args.agent_id, args.project_id, args.repository_id)
     scope = None

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from provider.admission.config import EnabledScope, ProviderConfig, save_config
+from .admission.config import EnabledScope, ProviderConfig, save_config
 
 DEFAULT_DIR = Path("demo-index")
 
@@ -50,8 +50,8 @@ def _show(out: TextIO, title: str, envelope: dict[str, Any], code: int) -> None:
 
 
 def run_demo(directory: Path | None, *, out: TextIO) -> int:
-    from provider.fixtures.builder import build_fixture
-    from provider.service import answer
+    from .fixtures.builder import build_fixture
+    from .service import answer
 
     root = (directory or DEFAULT_DIR).resolve()
     info = build_fixture(root, generation="current")

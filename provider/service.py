@@ -15,24 +15,24 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from provider._version import PROVIDER_VERSION
-from provider.admission.admit import AdmittedRequest, admit
-from provider.admission.config import ProviderConfig, load_config
-from provider.admission.window import since_for
-from provider.contract.models import (
+from ._version import PROVIDER_VERSION
+from .admission.admit import AdmittedRequest, admit
+from .admission.config import ProviderConfig, load_config
+from .admission.window import since_for
+from .contract.models import (
     RESPONSE_SCHEMA,
     EvidenceType,
     Freshness,
     HistoricalEvidenceResultV0,
     ScopeApplied,
 )
-from provider.contract.parse import parse_request
-from provider.errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
-from provider.index.connection import Deadline, ReadSnapshot, read_index
-from provider.index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
-from provider.retrieval.engine import FETCH_CEILING, RunReport, run_templates
-from provider.retrieval.templates import Template, load_templates, scope_template
-from provider.retrieval.terms import PreparedTerms, prepare_terms
+from .contract.parse import parse_request
+from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
+from .index.connection import Deadline, ReadSnapshot, read_index
+from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
+from .retrieval.engine import FETCH_CEILING, RunReport, run_templates
+from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
+from .retrieval.terms import PreparedTerms, prepare_terms
 
 DB_ENV = "OBELISK_DB"
 
@@ -105,7 +105,8 @@ def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence
 #   cookie. That open mode already rests on "same identity, same bytes" (provider/index/connection.py) and
 #   re-verifies the identity after the read; an entry is stored only after such a verified read. A WAL
 #   database (``ro`` mode) is read afresh every time.
-# * template verification: digests of templates verified in this process (a template is its bytes).
+# * template verification: digests of templates verified in this process that the shipped manifest does not
+#   list (a template is its bytes).
 # * FTS5 query tokenizers, by tokenizer spec (a pure function of the spec).
 # Every request still gets its own connection, snapshot, admission and deadline.
 
@@ -130,13 +131,17 @@ def _remember_state(key: tuple[object, ...] | None, state: IndexState) -> None:
         _STATE_CACHE.pop(next(iter(_STATE_CACHE)))
 
 
-def _verify_templates(templates: Sequence[Template]) -> None:
-    if all(t.digest in _VERIFIED_TEMPLATES for t in templates):
+def _verify_templates(templates: Sequence[Template], template_dir: Path | None) -> None:
+    """Templates whose digests the shipped manifest lists need no sqlglot; any other is verified in memory
+    (once per process), or the request fails ``template_rejected``. Nothing is written."""
+    shipped = shipped_digests(template_dir) if template_dir else shipped_digests()
+    pending = [t for t in templates if t.digest not in shipped and t.digest not in _VERIFIED_TEMPLATES]
+    if not pending:
         return
-    from provider.retrieval.verify import ensure_verified
+    from .retrieval.verify import ensure_verified
 
-    ensure_verified(templates, cache_dir=None)
-    _VERIFIED_TEMPLATES.update(t.digest for t in templates)
+    ensure_verified(pending, shipped=())
+    _VERIFIED_TEMPLATES.update(t.digest for t in pending)
 
 
 @lru_cache(maxsize=8)
@@ -158,8 +163,8 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
 
 
 def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None) -> _Read:
-    from provider.index.check_schema import schema_verdict
-    from provider.retrieval.templates import TEMPLATE_DIR
+    from .index.check_schema import schema_verdict
+    from .retrieval.templates import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
     if verdict.verdict == "incompatible":
@@ -180,7 +185,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
     if unmet.get(scope_sql.key, ["unknown template"]):
         # Without the scope template nothing can be read within the scope: every type is skipped.
         templates, skipped = [], list(admitted.evidence_types)
-    _verify_templates([scope_sql, *templates])
+    _verify_templates([scope_sql, *templates], template_dir)
     terms = prepare_terms(admitted.query_terms, tokenizer=tokenizer,
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
@@ -202,7 +207,7 @@ def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: Prov
     """
     import os
 
-    from provider.index.freshness import assess_freshness
+    from .index.freshness import assess_freshness
 
     def bounded_stat(path: str) -> os.stat_result:
         deadline.check()
@@ -249,7 +254,7 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
 
 def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> dict[str, Any]:
     """Fail-open for the work lane: a typed empty result and a receipt with result_count 0."""
-    from provider.bounding.receipt import build_receipt, result_json
+    from .bounding.receipt import build_receipt, result_json
 
     result = _result(admitted, ctx.index_revision, ctx.freshness, [], truncated=False, omitted=0)
     receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
@@ -291,10 +296,10 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
 def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path, *,
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
                      ctx: _Context) -> Response:
-    from provider.bounding.bound import bound
-    from provider.bounding.fold import fold
-    from provider.bounding.receipt import build_receipt, result_json
-    from provider.retrieval.evidence import candidate
+    from .bounding.bound import bound
+    from .bounding.fold import fold
+    from .bounding.receipt import build_receipt, result_json
+    from .retrieval.evidence import candidate
 
     started = time.monotonic()
     deadline = Deadline(config.deadline_ms)

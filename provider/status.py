@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from provider._version import CONTRACT_VERSION, PROVIDER_VERSION
-from provider.admission.config import EnabledScope, ProviderConfig, load_config
-from provider.admission.lifecycle import scope_summary
-from provider.errors import ConfigInvalid, ProviderError
-from provider.index.connection import Deadline, ReadSnapshot, read_index
-from provider.index.freshness import FreshnessReport, Verdict, assess_freshness
-from provider.index.revision import IndexRow, read_index_state, transcript_homes_from
+from ._version import CONTRACT_VERSION, PROVIDER_VERSION
+from .admission.config import EnabledScope, ProviderConfig, load_config
+from .admission.lifecycle import scope_summary
+from .errors import ConfigInvalid, ProviderError
+from .index.connection import Deadline, ReadSnapshot, read_index
+from .index.freshness import FreshnessReport, Verdict, assess_freshness
+from .index.revision import IndexRow, read_index_state, transcript_homes_from
 
 __all__ = ["STATUS_DEADLINE_MS", "StatusReport", "collect_status", "render_text", "status_command"]
 
@@ -126,7 +126,7 @@ def _unit_count(rows: Sequence[IndexRow]) -> int:
 
 
 def _read(snap: ReadSnapshot) -> _IndexRead:
-    from provider.index.check_schema import schema_verdict
+    from .index.check_schema import schema_verdict
 
     verdict = schema_verdict(snap)
     rows: tuple[IndexRow, ...] = ()

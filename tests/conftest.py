@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+#: The CLI as a subprocess: the installed package, exactly as ``obelisk-session-evidence`` runs it.
+CLI = (sys.executable, "-m", "obelisk_session_evidence")
 
 
 def make_request(**overrides: Any) -> dict[str, Any]:
@@ -59,7 +64,7 @@ def run_cli(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None,
             timeout: float = 60) -> CliResult:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("OBELISK")}
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "provider", *args], input=stdin, capture_output=True,
+    proc = subprocess.run([*CLI, *args], input=stdin, capture_output=True,
                           env=full_env, timeout=timeout, cwd=REPO, check=False)
     return CliResult(proc)
 
@@ -71,3 +76,29 @@ def isolated_env(tmp_path: Path) -> dict[str, str]:
     home.mkdir()
     return {"HOME": str(home), "OBELISK_SESSION_EVIDENCE_CONFIG": str(tmp_path / "config.json"),
             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
+
+
+def lay_out_package(dest: Path) -> Path:
+    """The installed package, laid out in ``dest`` from the checkout exactly as pyproject's ``package-dir`` maps
+    it (``provider/`` -> ``obelisk_session_evidence/``, ``sql_templates/`` -> its ``sql_templates/``, ...).
+
+    For interpreters that cannot see this venv's editable install (another uid): put ``dest`` on PYTHONPATH.
+    """
+    mapping = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-dir"]
+    for name, folder in sorted(mapping.items()):  # parents before children
+        shutil.copytree(REPO / folder, dest.joinpath(*name.split(".")), dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+@pytest.fixture(scope="session")
+def public_package_dir() -> Any:
+    """A world-readable copy of the package (see :func:`lay_out_package`) for tests that run as uid 65534."""
+    base = Path(tempfile.mkdtemp(prefix="ose-public-pkg-"))
+    try:
+        lay_out_package(base / "lib")
+        for path in [base, *base.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield base / "lib"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.admission.admit import STAGE_TRIGGERS, admit
+from obelisk_session_evidence.admission.config import Ceilings, EnabledScope, ProviderConfig
+from obelisk_session_evidence.contract.parse import parse_request
+from obelisk_session_evidence.errors import ProviderError
 
-from provider.admission.admit import STAGE_TRIGGERS, admit
-from provider.admission.config import Ceilings, EnabledScope, ProviderConfig
-from provider.contract.parse import parse_request
-from provider.errors import ProviderError
 from tests.conftest import make_request
 
 TRIGGERS = ["replan_repetition", "hypothesis_history_gap", "resume_or_handoff_gap",

@@ -2,9 +2,9 @@
 envelope (outcome ``failed``, exit 3) or a bounded answer; never a traceback, a hang or partial raw output.
 
 Each case builds its database from a fixture copy, answers in-process (``answer()``: exact code, timing,
-bounds) and through the real CLI subprocess (``python -m provider query``: exit code, stderr empty, exactly one
-JSON document on stdout, subprocess timeout). Every envelope validates against the response model and carries
-no private content outside ``result.items``.
+bounds) and through the real CLI subprocess (``python -m obelisk_session_evidence query``: exit code, stderr
+empty, exactly one JSON document on stdout, subprocess timeout). Every envelope validates against the
+response model and carries no private content outside ``result.items``.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.contract.models import HistoricalEvidenceResponseV0
+from obelisk_session_evidence.fixtures.builder import FixtureInfo, build_fixture
+from obelisk_session_evidence.service import answer
 
-from provider.contract.models import HistoricalEvidenceResponseV0
-from provider.fixtures.builder import FixtureInfo, build_fixture
-from provider.service import answer
-from tests.conftest import REPO, CliResult, make_request, run_cli, scope_entry, write_config
+from tests.conftest import CliResult, make_request, run_cli, scope_entry, write_config
 
 #: A query term nothing but the request carries: it must never appear outside result.items.
 PRIVATE_TERM = "ZQprivatequerytermZQ"
@@ -468,22 +468,22 @@ def _drop_to_nobody() -> None:
     os.setuid(NOBODY)
 
 
-def _nobody_env(base: Path) -> dict[str, str]:
+def _nobody_env(base: Path, package_dir: Path) -> dict[str, str]:
     site = sysconfig.get_paths()["purelib"]
     return {"PATH": "/usr/bin:/bin", "HOME": str(base), "XDG_CACHE_HOME": str(base / "cache"),
-            "XDG_CONFIG_HOME": str(base / "config"), "PYTHONPATH": f"{REPO}{os.pathsep}{site}",
+            "XDG_CONFIG_HOME": str(base / "config"), "PYTHONPATH": f"{package_dir}{os.pathsep}{site}",
             "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def _interpreter_for_nobody(base: Path) -> str | None:
+def _interpreter_for_nobody(base: Path, package_dir: Path) -> str | None:
     """An interpreter uid 65534 can execute that imports the provider (the venv's may live under /root)."""
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     candidates = [sys.executable, getattr(sys, "_base_executable", ""), shutil.which(f"python{version}"),
                   f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"]
     for exe in dict.fromkeys(c for c in candidates if c):
         try:
-            probe = subprocess.run([exe, "-c", "import provider.cli, apsw, pydantic_core"],
-                                   env=_nobody_env(base), preexec_fn=_drop_to_nobody, capture_output=True,
+            probe = subprocess.run([exe, "-c", "import obelisk_session_evidence.cli, apsw, pydantic_core"],
+                                   env=_nobody_env(base, package_dir), preexec_fn=_drop_to_nobody, capture_output=True,
                                    timeout=60, cwd="/", check=False)
         except OSError:
             continue
@@ -503,28 +503,29 @@ def world_readable_dir() -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _run_denied(fx: Fx, base: Path, db: Path, config: Path) -> CliResult:
-    args = ["-m", "provider", "query", "--db", str(db), "--config", str(config)]
+def _run_denied(fx: Fx, base: Path, db: Path, config: Path, package_dir: Path) -> CliResult:
+    args = ["-m", "obelisk_session_evidence", "query", "--db", str(db), "--config", str(config)]
     if os.geteuid() != 0:
         if os.access(db, os.R_OK) and db.exists():
             pytest.skip("this user bypasses file permissions without being root (capabilities)")
         return run_cli(*args[2:], stdin=_request(), env={"HOME": str(base)}, timeout=CLI_TIMEOUT_S)
-    exe = _interpreter_for_nobody(base)
+    exe = _interpreter_for_nobody(base, package_dir)
     if exe is None:
         pytest.skip("running as root, and no interpreter that uid 65534 may execute imports the provider")
-    proc = subprocess.run([exe, *args], input=_request(), env=_nobody_env(base), preexec_fn=_drop_to_nobody,
+    proc = subprocess.run([exe, *args], input=_request(), env=_nobody_env(base, package_dir),
+                          preexec_fn=_drop_to_nobody,
                           capture_output=True, timeout=CLI_TIMEOUT_S, cwd="/", check=False)
     return CliResult(proc)
 
 
-def test_permission_denied_file(fx: Fx, world_readable_dir: Path) -> None:
+def test_permission_denied_file(fx: Fx, world_readable_dir: Path, public_package_dir: Path) -> None:
     base = world_readable_dir
     db = base / "obelisk.sqlite"
     shutil.copyfile(fx.db, db)
     db.chmod(0o000)
     config = _config(base / "config.json", fx.manifest, fx.info)
     config.chmod(0o644)
-    result = _run_denied(fx, base, db, config)
+    result = _run_denied(fx, base, db, config, public_package_dir)
     document = check_cli(result, fx)
     assert result.code == 3
     assert document["error"]["code"] == "index_unreadable"
@@ -533,7 +534,7 @@ def test_permission_denied_file(fx: Fx, world_readable_dir: Path) -> None:
           f"cli={document['error']['code']} exit={result.code}")
 
 
-def test_permission_denied_directory(fx: Fx, world_readable_dir: Path) -> None:
+def test_permission_denied_directory(fx: Fx, world_readable_dir: Path, public_package_dir: Path) -> None:
     """The database sits in a directory the provider may not enter (stat itself fails with EACCES)."""
     base = world_readable_dir
     hidden = base / "private"
@@ -544,7 +545,7 @@ def test_permission_denied_directory(fx: Fx, world_readable_dir: Path) -> None:
     config = _config(base / "config.json", fx.manifest, fx.info)
     config.chmod(0o644)
     try:
-        result = _run_denied(fx, base, db, config)
+        result = _run_denied(fx, base, db, config, public_package_dir)
     finally:
         hidden.chmod(0o755)
     document = check_cli(result, fx)
@@ -600,9 +601,9 @@ def test_rows_far_over_ten_thousand_characters(fx: Fx, tmp_path: Path, isolated_
     """A 5 MB tool result and a 2 MB message with the query term in the middle and at the end: bounded by
     max_snippet_chars and max_total_chars, fast, and read through substr (no template cell reaches Python
     longer than the provider's read window)."""
-    from provider.index.connection import ReadSnapshot
-    from provider.retrieval.engine import READ_HEAD, READ_TAIL
-    from provider.retrieval.templates import load_templates
+    from obelisk_session_evidence.index.connection import ReadSnapshot
+    from obelisk_session_evidence.retrieval.engine import READ_HEAD, READ_TAIL
+    from obelisk_session_evidence.retrieval.templates import load_templates
 
     db = _copy(fx, tmp_path, "huge.sqlite")
     session = fx.session()

@@ -7,12 +7,11 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from provider.bounding.bound import ELLIPSIS, bound, cut_snippet
-from provider.bounding.fold import fold
-from provider.bounding.receipt import canonical_json, digest
-from provider.contract.models import Limits
-from provider.retrieval.evidence import Candidate, command_text, error_line
+from obelisk_session_evidence.bounding.bound import ELLIPSIS, bound, cut_snippet
+from obelisk_session_evidence.bounding.fold import fold
+from obelisk_session_evidence.bounding.receipt import canonical_json, digest
+from obelisk_session_evidence.contract.models import Limits
+from obelisk_session_evidence.retrieval.evidence import Candidate, command_text, error_line
 
 
 def _cand(session: str, ref: str, text: str, *, score: float = 1, when: str = "2026-10-01T00:00:00Z",

@@ -16,7 +16,7 @@ PRIVATE = "ZZPRIVATECANARYZZ"
 
 @pytest.fixture
 def fixture_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    from provider.fixtures.builder import build_fixture
+    from obelisk_session_evidence.fixtures.builder import build_fixture
 
     out = tmp_path_factory.mktemp("fx")
     info = build_fixture(out, generation="current")
@@ -125,7 +125,8 @@ def test_python_m_and_console_script_agree(isolated_env: dict[str, str]) -> None
 
 
 def test_every_cli_option_is_documented() -> None:
-    from provider.cli import _parser
+    from obelisk_session_evidence.cli import _parser
+
     from tests.conftest import REPO
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")

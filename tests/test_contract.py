@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 import pytest
-
-from provider.contract.models import (
+from obelisk_session_evidence.contract.models import (
     HistoricalEvidenceReceiptV0,
     HistoricalEvidenceRequestV0,
     HistoricalEvidenceResultV0,
 )
-from provider.contract.parse import MAX_REQUEST_BYTES, parse_request
-from provider.errors import ERROR_CODES, ProviderError
+from obelisk_session_evidence.contract.parse import MAX_REQUEST_BYTES, parse_request
+from obelisk_session_evidence.errors import ERROR_CODES, ProviderError
+
 from tests.conftest import make_request
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.service import answer
 
-from provider.service import answer
 from tests.conftest import make_request, run_cli, scope_entry, write_config
 
 CACHE = Path("/tmp/ose-bench-cache")
@@ -44,7 +44,7 @@ def common_terms(common: str) -> list[str]:
 
 
 def _builder_digest() -> str:
-    import provider.fixtures as fixtures
+    import obelisk_session_evidence.fixtures as fixtures
 
     digest = hashlib.sha256()
     for source in sorted(Path(fixtures.__file__).parent.glob("*.py")):
@@ -55,7 +55,7 @@ def _builder_digest() -> str:
 @pytest.fixture(scope="session")
 def large_db() -> tuple[Path, dict[str, Any]]:
     """build_large(messages=200_000), built once and cached across sessions (atomic rename under a lock)."""
-    from provider.fixtures.builder import build_large
+    from obelisk_session_evidence.fixtures.builder import build_large
 
     CACHE.mkdir(parents=True, exist_ok=True)
     key = f"large-{LARGE_MESSAGES}-s{LARGE_SEED}-{_builder_digest()}"
@@ -145,7 +145,7 @@ conn.close()
 
 @pytest.fixture(scope="module")
 def fixture_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    from provider.fixtures.builder import build_fixture
+    from obelisk_session_evidence.fixtures.builder import build_fixture
 
     info = build_fixture(tmp_path_factory.mktemp("deadline-fx"), generation="current")
     return info.db_path, json.loads(info.manifest_path.read_text(encoding="utf-8"))

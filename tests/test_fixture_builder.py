@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-
-from provider.fixtures.builder import (
+from obelisk_session_evidence.fixtures.builder import (
     COLUMNS,
     GENERATIONS,
     MIGRATED_COLUMNS,

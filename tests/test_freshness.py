@@ -16,8 +16,7 @@ import pytest
 import realobelisk as ro
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from provider.index.cursors import (
+from obelisk_session_evidence.index.cursors import (
     CodexV4Cursor,
     KimiAggregateCursor,
     LegacyCursor,
@@ -28,7 +27,7 @@ from provider.index.cursors import (
     decode_codex_v4_source_size,
     parse_cursor,
 )
-from provider.index.freshness import FreshnessReport, assess_freshness
+from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness
 
 Row = tuple[str, float | None, int | None, str | None]
 

@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn
+from obelisk_session_evidence.contract.models import HistoricalEvidenceResponseV0
+from obelisk_session_evidence.fixtures.builder import build_fixture
+from obelisk_session_evidence.service import answer
 
-from provider.contract.models import HistoricalEvidenceResponseV0
-from provider.fixtures.builder import build_fixture
-from provider.service import answer
-from tests.conftest import REPO, run_cli, write_config
+from tests.conftest import CLI, REPO, run_cli, write_config
 
 # --- the rules, as the README states them (the oracle's only source) -------------------------------------
 
@@ -569,7 +569,7 @@ def test_term_lists(env: Env, request: dict[str, Any], terms: list[str]) -> None
 @settings(FUZZ, max_examples=100)
 @given(raw=st.one_of(mutated_requests().map(_encode), raw_payloads()))
 def test_through_the_cli_subprocess(env: Env, raw: bytes) -> None:
-    """~100 cases through ``python -m provider query``: exactly one JSON document, stderr empty."""
+    """~100 cases through ``python -m obelisk_session_evidence query``: exactly one JSON document, stderr empty."""
     CASES["cli"] += 1
     result = run_cli("query", "--db", str(env.db), "--config", str(env.config), stdin=raw, env=env.cli_env,
                      timeout=60)
@@ -637,7 +637,7 @@ def test_fifty_megabytes_of_stdin_are_read_only_up_to_the_bound(env: Env) -> Non
     size = 50 * 1024 * 1024
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("OBELISK")}
     full_env.update(env.cli_env)
-    provider = [sys.executable, "-m", "provider", "query", "--db", str(env.db), "--config", str(env.config)]
+    provider = [*CLI, "query", "--db", str(env.db), "--config", str(env.config)]
     done = subprocess.run([sys.executable, "-c", _FEEDER, str(size), *provider], capture_output=True,
                           env=full_env, cwd=REPO, timeout=90, check=True)
     report = json.loads(done.stdout)

@@ -22,11 +22,11 @@ import apsw
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from obelisk_session_evidence.errors import MalformedIndexData, ProviderError
+from obelisk_session_evidence.index import guard
+from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
+from obelisk_session_evidence.index.guard import authorizer, harden
 
-from provider.errors import MalformedIndexData, ProviderError
-from provider.index import guard
-from provider.index.connection import Deadline, ReadSnapshot, read_index
-from provider.index.guard import authorizer, harden
 from tests.conftest import make_request, scope_entry, write_config
 
 OK, DENY, IGNORE = apsw.SQLITE_OK, apsw.SQLITE_DENY, apsw.SQLITE_IGNORE
@@ -38,7 +38,7 @@ OK, DENY, IGNORE = apsw.SQLITE_OK, apsw.SQLITE_DENY, apsw.SQLITE_IGNORE
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    from provider.fixtures.builder import build_fixture
+    from obelisk_session_evidence.fixtures.builder import build_fixture
 
     info = build_fixture(tmp_path_factory.mktemp("guard-fx"), generation="current")
     return info.db_path, json.loads(info.manifest_path.read_text(encoding="utf-8"))
@@ -333,7 +333,7 @@ def test_reference_query_runs_and_every_action_it_makes_is_ok(db: Path) -> None:
 def test_every_template_runs_under_the_authorizer(built: tuple[Path, dict[str, Any]], tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A real answer over every evidence type: every callback the templates cause is OK, none IGNORE."""
-    from provider.service import answer
+    from obelisk_session_evidence.service import answer
 
     db, manifest = built
     verdicts: list[tuple[int, tuple[Any, ...]]] = []

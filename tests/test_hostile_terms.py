@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.contract.models import HistoricalEvidenceResponseV0
+from obelisk_session_evidence.fixtures.builder import FixtureInfo, build_fixture
+from obelisk_session_evidence.service import answer
 
-from provider.contract.models import HistoricalEvidenceResponseV0
-from provider.fixtures.builder import FixtureInfo, build_fixture
-from provider.service import answer
-from tests.conftest import REPO, make_request, write_config
+from tests.conftest import CLI, REPO, make_request, write_config
 
 CORPUS = Path(__file__).parent / "data" / "hostile_terms.json"
 TYPES = ["prior_failure", "decision", "file_history", "tool_outcome", "summary"]
@@ -214,7 +213,7 @@ def test_hostile_terms_through_serve_stdio(db: Db, tmp_path: Path) -> None:
     lines = [request_bytes("claude-agent", "alpha-svc", TYPES, [term, "stripe"], f"req-{i}")
              for i, term in enumerate(CORPUS_TERMS)]
     env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-m", "provider", "serve", "--stdio", "--db", str(db.info.db_path),
+    proc = subprocess.run([*CLI, "serve", "--stdio", "--db", str(db.info.db_path),
                            "--config", str(db.configs[("claude-agent", "alpha-svc")])],
                           input=b"\n".join(lines) + b"\n", capture_output=True, env=env, cwd=REPO, timeout=300,
                           check=False)

@@ -23,17 +23,18 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from provider.admission.config import load_config
-from provider.admission.identity import (
+from obelisk_session_evidence.admission.config import load_config
+from obelisk_session_evidence.admission.identity import (
     normalize_remote,
     path_digest,
     remote_digest,
     repository_identity,
 )
-from provider.admission.lifecycle import disable_scope, enable_scope
-from provider.status import status_command
+from obelisk_session_evidence.admission.lifecycle import disable_scope, enable_scope
+from obelisk_session_evidence.status import status_command
+
 from tests import realobelisk as ro
+from tests.conftest import CLI
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 AGENT, PROJECT, REPOSITORY = "claude-main", "acme", "acme-api"
@@ -56,7 +57,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def cli(env: dict[str, str], *args: str, stdin: bytes = b"") -> tuple[int, dict[str, Any], str]:
-    proc = subprocess.run([sys.executable, "-m", "provider", *args], input=stdin, capture_output=True,
+    proc = subprocess.run([*CLI, *args], input=stdin, capture_output=True,
                           env=env, cwd=REPO_DIR, timeout=120, check=False)
     stdout = proc.stdout.decode("utf-8")
     assert proc.stderr == b"", proc.stderr.decode("utf-8", "replace")
@@ -66,7 +67,7 @@ def cli(env: dict[str, str], *args: str, stdin: bytes = b"") -> tuple[int, dict[
 
 
 def cli_text(env: dict[str, str], *args: str) -> tuple[int, str]:
-    proc = subprocess.run([sys.executable, "-m", "provider", *args], capture_output=True, env=env,
+    proc = subprocess.run([*CLI, *args], capture_output=True, env=env,
                           cwd=REPO_DIR, timeout=120, check=False)
     assert proc.stderr == b"", proc.stderr.decode("utf-8", "replace")
     return proc.returncode, proc.stdout.decode("utf-8")

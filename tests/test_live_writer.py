@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.service import answer
 
-from provider.service import answer
-from tests.conftest import REPO, make_request, scope_entry, write_config
+from tests.conftest import CLI, REPO, make_request, scope_entry, write_config
 
 pytestmark = pytest.mark.heavy
 
@@ -98,7 +98,7 @@ def _in_process(db: Path, config: Path, index: int) -> Observation:
 
 def _cli(db: Path, config: Path, index: int, env: dict[str, str]) -> Observation:
     obs = Observation("cli", time.time())
-    proc = subprocess.run([sys.executable, "-m", "provider", "query", "--db", str(db), "--config", str(config)],
+    proc = subprocess.run([*CLI, "query", "--db", str(db), "--config", str(config)],
                           input=_request(index), capture_output=True, env=env, cwd=REPO, timeout=60, check=False)
     stderr = proc.stderr.decode(errors="replace")
     lines = [ln for ln in proc.stdout.decode(errors="replace").splitlines() if ln.strip()]

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.qualify import default_scopes, operator_scope, run_qualification
 
-from provider.qualify import default_scopes, operator_scope, run_qualification
 from tests.conftest import run_cli
 
 SCOPE = {"agent_id": "claude-main", "project_id": "acme", "repository_id": "acme-api"}
@@ -135,10 +135,10 @@ def test_report_is_content_free(cli_run: tuple[Path, dict[str, Any]]) -> None:
 
 
 def test_report_is_accepted_by_enable_stage_2(cli_run: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
-    lifecycle = pytest.importorskip("provider.admission.lifecycle")
+    lifecycle = pytest.importorskip("obelisk_session_evidence.admission.lifecycle")
     if "qualification_report" not in inspect.signature(lifecycle.enable_scope).parameters:
         pytest.skip("enable --stage 2 --qualification-report is not implemented yet")
-    from provider.admission.config import load_config
+    from obelisk_session_evidence.admission.config import load_config
 
     root = tmp_path / "acme-api"
     root.mkdir()

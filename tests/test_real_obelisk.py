@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.service import answer
 
-from provider.service import answer
 from tests.conftest import make_request, scope_entry, write_config
 from tests.realobelisk import HOME, materialize, real_dir
 

@@ -14,8 +14,7 @@ from collections.abc import Callable
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-from provider.bounding.redact import PLACEHOLDER_RE, REDACTION_KINDS, Redacted, placeholder, redact
+from obelisk_session_evidence.bounding.redact import PLACEHOLDER_RE, REDACTION_KINDS, Redacted, placeholder, redact
 
 ALNUM = string.ascii_letters + string.digits
 B64URL = ALNUM + "_-"

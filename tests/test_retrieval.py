@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.fixtures.builder import FixtureInfo, build_fixture
+from obelisk_session_evidence.service import answer
 
-from provider.fixtures.builder import FixtureInfo, build_fixture
-from provider.service import answer
 from tests.conftest import make_request, scope_entry, write_config
 
 LIMITS = {"max_sessions": 20, "max_items": 20, "max_snippet_chars": 600, "max_total_chars": 12000}
@@ -200,7 +200,7 @@ def test_receipt_is_content_free(fx: tuple[FixtureInfo, dict[str, Any]], tmp_pat
 
 
 def _tampered(tmp_path: Path, old: str, new: str, name: str | None = None) -> Path:
-    from provider.retrieval.templates import TEMPLATE_DIR
+    from obelisk_session_evidence.retrieval.templates import TEMPLATE_DIR
 
     out = tmp_path / "templates"
     shutil.copytree(TEMPLATE_DIR, out)
@@ -287,7 +287,7 @@ def test_crafted_database_joining_another_repositorys_row_fails(fx: tuple[Fixtur
 def test_fts_first_and_scope_set_plans_return_the_same_evidence(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The FTS-first plan runs under a statement budget; past it the scope-set plan runs. Same answer."""
-    from provider.retrieval import engine
+    from obelisk_session_evidence.retrieval import engine
 
     info, manifest = fx
     ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"],

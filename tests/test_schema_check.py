@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from provider.fixtures.builder import build_fixture
-from provider.index.check_schema import SchemaVerdict, check_schema_command, clear_cache, schema_verdict
-from provider.index.connection import Deadline, read_index
-from provider.index.live_schema import detect_tokenizer, parse_virtual_table
-from provider.index.snapshots import (
+from obelisk_session_evidence.fixtures.builder import build_fixture
+from obelisk_session_evidence.index.check_schema import SchemaVerdict, check_schema_command, clear_cache, schema_verdict
+from obelisk_session_evidence.index.connection import Deadline, read_index
+from obelisk_session_evidence.index.live_schema import detect_tokenizer, parse_virtual_table
+from obelisk_session_evidence.index.snapshots import (
     SNAPSHOT_DIR,
     Difference,
     SnapshotError,
@@ -36,6 +35,8 @@ from provider.index.snapshots import (
     nearest,
     render,
 )
+
+from tests.conftest import CLI
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_DBS = ("fresh", "stale", "reindexed")
@@ -468,7 +469,7 @@ def test_real_obelisk_databases_are_exact_and_untouched(tmp_path: Path, name: st
 
 def run(*args: str, tool: bool = False) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, str(REPO / "tools" / "check-schema")] if tool else \
-        [sys.executable, "-m", "provider", "check-schema"]
+        [*CLI, "check-schema"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("OBELISK")}
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=60, check=False,
                           cwd=REPO, env=env)

@@ -4,36 +4,35 @@
 * golden cases in tests/golden/sql/: one small file per case whose first line is ``-- expect: ok`` or
   ``-- expect: violation <rule>``, followed by ``-- params:`` (declared parameters) and optionally
   ``-- needs:`` (declared columns; without it the needs rule is not checked);
-* the verdict cache: a warm start does not import sqlglot, a corrupt cache or an unwritable cache
-  directory is ignored, a failing template is never cached;
-* the original template text executes through ``provider.index.connection.read_index`` on a copy of the
+* the shipped verdicts (``sql_templates/verified.json``): current for the rules and templates, listed
+  templates need no sqlglot, an unlisted one is verified in memory, a corrupt manifest vouches for nothing,
+  nothing is ever written;
+* the original template text executes through ``obelisk_session_evidence.index.connection.read_index`` on a copy of the
   real Obelisk database.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
-import os
-import stat
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.errors import TemplateRejected
+from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
+from obelisk_session_evidence.retrieval import verify
+from obelisk_session_evidence.retrieval.templates import MANIFEST_FILENAME, Template, load_templates, shipped_digests
+from obelisk_session_evidence.retrieval.verify import TemplateViolation, ensure_verified, verify_sql, verify_template
+from obelisk_session_evidence.retrieval.verify.manifest import verifier_digest
 
-from provider.errors import TemplateRejected
-from provider.index.connection import Deadline, ReadSnapshot, read_index
-from provider.retrieval import verify
-from provider.retrieval.templates import Template, load_templates
-from provider.retrieval.verify import TemplateViolation, ensure_verified, verify_sql, verify_template
 from tests.realobelisk import db_copy, real_dir
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).resolve().parent / "golden" / "sql"
-CACHE_FILE = "template-verdicts.json"
 
 TEMPLATES = load_templates()
 
@@ -138,7 +137,7 @@ def test_violation_message_is_content_free() -> None:
 
 def test_sqlglot_fallback_warning_never_reaches_stderr() -> None:
     code = (
-        "from provider.retrieval.verify import verify_sql, TemplateViolation\n"
+        "from obelisk_session_evidence.retrieval.verify import verify_sql, TemplateViolation\n"
         "for sql in (\"VACUUM INTO '/tmp/x'\", 'REPLACE INTO t VALUES (1)', 'ALTER TABLE t ADD COLUMN c'):\n"
         "    try:\n"
         "        verify_sql(sql, declared_params=[])\n"
@@ -161,21 +160,22 @@ def test_regenerated_sql_is_never_needed() -> None:
         assert "+messages_fts.rowid" in template.sql
 
 
-# --- verdict cache ----------------------------------------------------------------------------------------
+# --- shipped verdicts (sql_templates/verified.json) -------------------------------------------------------
 
 _PROBE = """
 import json, sys
 from pathlib import Path
-from provider.retrieval.templates import load_templates
-from provider.retrieval.verify import ensure_verified
-ensure_verified(load_templates(), cache_dir=Path(sys.argv[1]))
+from obelisk_session_evidence.retrieval.templates import load_templates, shipped_digests
+from obelisk_session_evidence.service import _verify_templates
+directory = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+_verify_templates(load_templates(directory) if directory else load_templates(), directory)
 loaded = sorted(m for m in sys.modules if m == "sqlglot" or m.startswith("sqlglot."))
 print(json.dumps({"sqlglot": loaded[:3]}))
 """
 
 
-def _probe(cache_dir: Path) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", _PROBE, str(cache_dir)], cwd=REPO, capture_output=True,
+def _probe(*args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
@@ -183,17 +183,52 @@ def _probe(cache_dir: Path) -> list[str]:
     return loaded
 
 
-def test_warm_cache_does_not_import_sqlglot(tmp_path: Path) -> None:
-    cache_dir = tmp_path / "cache"
-    assert _probe(cache_dir), "the first call must verify (and so import sqlglot)"
-    cache_file = cache_dir / CACHE_FILE
-    assert cache_file.is_file()
-    assert stat.S_IMODE(cache_file.stat().st_mode) == 0o600
-    assert _probe(cache_dir) == [], "a warm cache must not import sqlglot"
-    assert not [p for p in cache_dir.iterdir() if p.name != CACHE_FILE], "temp files left behind"
+def test_manifest_is_current() -> None:
+    """tools/verify-templates --check: every template verifies, and the manifest lists exactly their digests
+    under the digest of the current rules."""
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "verify-templates"), "--check"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((REPO / "sql_templates" / MANIFEST_FILENAME).read_text(encoding="utf-8"))
+    assert manifest["templates"] == {t.filename: t.digest for t in TEMPLATES}
+    assert manifest["verifier"] == verifier_digest()
 
 
-def test_cache_is_keyed_by_sqlglot_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_manifest_check_fails_when_a_rule_changes(tmp_path: Path) -> None:
+    """A manifest made under other rules is out of date, even though every digest still matches."""
+    folder = tmp_path / "templates"
+    shutil.copytree(REPO / "sql_templates", folder)
+    manifest_path = folder / MANIFEST_FILENAME
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["verifier"] = "sha256:" + "0" * 64
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    tool = [sys.executable, str(REPO / "tools" / "verify-templates"), "--dir", str(folder)]
+    assert subprocess.run([*tool, "--check"], capture_output=True, timeout=120, check=False).returncode == 1
+    assert subprocess.run(tool, capture_output=True, timeout=120, check=False).returncode == 0
+    assert subprocess.run([*tool, "--check"], capture_output=True, timeout=120, check=False).returncode == 0
+
+
+def test_shipped_templates_do_not_import_sqlglot() -> None:
+    assert _probe() == [], "templates listed in the shipped manifest must not need sqlglot"
+
+
+def test_unlisted_template_is_verified_in_memory_and_nothing_is_written(tmp_path: Path) -> None:
+    folder = tmp_path / "templates"
+    shutil.copytree(REPO / "sql_templates", folder)
+    (folder / MANIFEST_FILENAME).unlink()
+    before = sorted(p.name for p in folder.iterdir())
+    assert _probe(str(folder)), "without the manifest every template is verified, so sqlglot is imported"
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"", b"[]", b'{"format": 1, "templates": "x"}',
+                                     b'{"format": 99, "templates": {}}', b"\xff\xfe\x00", b"{}" * 200_000])
+def test_corrupt_manifest_vouches_for_nothing(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / MANIFEST_FILENAME).write_bytes(content)
+    assert shipped_digests(tmp_path) == frozenset()
+
+
+def test_manifest_vouches_only_for_listed_digests(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     real = verify.verify_template
 
@@ -202,77 +237,11 @@ def test_cache_is_keyed_by_sqlglot_version(tmp_path: Path, monkeypatch: pytest.M
         real(t)
 
     monkeypatch.setattr(verify, "verify_template", counting)
-    ensure_verified(TEMPLATES, cache_dir=tmp_path)
-    assert len(calls) == len(TEMPLATES)
-    ensure_verified(TEMPLATES, cache_dir=tmp_path)
-    assert len(calls) == len(TEMPLATES)
-    monkeypatch.setattr(verify, "_sqlglot_version", lambda: "0.0.1")
-    ensure_verified(TEMPLATES, cache_dir=tmp_path)
-    assert len(calls) == 2 * len(TEMPLATES)
-
-
-def test_sqlglot_version_read_without_import() -> None:
-    assert verify._sqlglot_version() == importlib.metadata.version("sqlglot")
-
-
-@pytest.mark.parametrize("content", [b"{not json", b"", b"[]", b'{"format": 1, "verified": "x"}',
-                                     b'{"format": 99, "verified": []}', b"\xff\xfe\x00", b"{}" * 200_000])
-def test_corrupt_cache_is_ignored(tmp_path: Path, content: bytes) -> None:
-    (tmp_path / CACHE_FILE).write_bytes(content)
-    ensure_verified(TEMPLATES, cache_dir=tmp_path)
-    data = json.loads((tmp_path / CACHE_FILE).read_text(encoding="utf-8"))
-    assert data["format"] == 1
-    assert len(data["verified"]) == len(TEMPLATES)
-
-
-def test_forged_cache_entries_are_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cache naming a digest in another form (or listing junk) does not vouch for anything."""
-    forged = {"format": 1, "verified": [t.digest for t in TEMPLATES] + [None, 7, "x" * 64]}
-    (tmp_path / CACHE_FILE).write_text(json.dumps(forged), encoding="utf-8")
-    calls: list[str] = []
-    real = verify.verify_template
-
-    def counting(t: Template) -> None:
-        calls.append(t.id)
-        real(t)
-
-    monkeypatch.setattr(verify, "verify_template", counting)
-    ensure_verified(TEMPLATES, cache_dir=tmp_path)
-    assert len(calls) == len(TEMPLATES)
-
-
-def test_unwritable_cache_dir_is_ignored(tmp_path: Path) -> None:
-    blocker = tmp_path / "not-a-dir"
-    blocker.write_text("x", encoding="utf-8")
-    ensure_verified(TEMPLATES, cache_dir=blocker / "cache")  # mkdir fails: no cache, still verified
-    ensure_verified(TEMPLATES, cache_dir=blocker / "cache")
-    assert blocker.read_text(encoding="utf-8") == "x"
-
-
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores directory modes")
-def test_read_only_cache_dir_is_ignored(tmp_path: Path) -> None:
-    cache_dir = tmp_path / "ro"
-    cache_dir.mkdir()
-    cache_dir.chmod(0o500)
-    try:
-        ensure_verified(TEMPLATES, cache_dir=cache_dir)
-        assert list(cache_dir.iterdir()) == []
-    finally:
-        cache_dir.chmod(0o700)
-
-
-def test_cache_file_replaced_by_directory_is_ignored(tmp_path: Path) -> None:
-    (tmp_path / CACHE_FILE).mkdir()
-    ensure_verified(TEMPLATES, cache_dir=tmp_path)
-    assert (tmp_path / CACHE_FILE).is_dir()
-    assert [p.name for p in tmp_path.iterdir()] == [CACHE_FILE], "temp file left behind"
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG_CACHE_HOME is the Linux convention")
-def test_default_cache_dir_is_the_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    ensure_verified(TEMPLATES, cache_dir=None)
-    assert (tmp_path / "obelisk-session-evidence" / CACHE_FILE).is_file()
+    shipped = shipped_digests()
+    ensure_verified(TEMPLATES, shipped=shipped)
+    assert calls == []
+    ensure_verified(TEMPLATES, shipped=shipped - {TEMPLATES[0].digest})
+    assert calls == [TEMPLATES[0].id]
 
 
 def _bad_template() -> Template:
@@ -282,30 +251,27 @@ def _bad_template() -> Template:
                     digest=hashlib.sha256(sql.encode()).hexdigest(), filename="bad.template.v1.sql")
 
 
-def test_failing_template_is_rejected_and_not_cached(tmp_path: Path) -> None:
+def test_failing_template_is_rejected() -> None:
     bad = _bad_template()
     for _ in range(2):
         with pytest.raises(TemplateRejected) as info:
-            ensure_verified([*TEMPLATES, bad], cache_dir=tmp_path)
+            ensure_verified([*TEMPLATES, bad], shipped=shipped_digests())
         detail = info.value.detail
         assert "bad.template" in detail
         assert "visibility" in detail
         assert "COALESCE" not in detail
         assert "SELECT" not in detail
         assert info.value.code == "template_rejected"
-    data: dict[str, Any] = json.loads((tmp_path / CACHE_FILE).read_text(encoding="utf-8"))
-    assert len(data["verified"]) == len(TEMPLATES)
 
 
-def test_verifier_crash_is_a_rejection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verifier_crash_is_a_rejection(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(_sql: str, **_kwargs: Any) -> list[verify.Violation]:
         raise AttributeError("changed AST")
 
     monkeypatch.setattr(verify, "_check", broken)
     with pytest.raises(TemplateRejected) as info:
-        ensure_verified(TEMPLATES, cache_dir=tmp_path)
+        ensure_verified(TEMPLATES, shipped=())
     assert "verifier_error" in info.value.detail
-    assert not (tmp_path / CACHE_FILE).exists()
 
 
 # --- execution on the real Obelisk database ---------------------------------------------------------------

@@ -6,16 +6,15 @@ import apsw
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from provider.errors import InvalidQueryTerms
-from provider.retrieval.terms import (
+from obelisk_session_evidence.errors import InvalidQueryTerms
+from obelisk_session_evidence.retrieval.terms import (
     DECISION_WORDS,
     combined_expression,
     fts_string,
     normalise,
     prepare_terms,
 )
-from provider.service import _tokenize_with
+from obelisk_session_evidence.service import _tokenize_with
 
 DOCS = [
     "Traceback: ModuleNotFoundError: No module named 'jwt' in src/auth/token.py",

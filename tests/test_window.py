@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.admission.window import commit_time
+from obelisk_session_evidence.fixtures.builder import build_fixture
+from obelisk_session_evidence.service import answer
 
-from provider.admission.window import commit_time
-from provider.fixtures.builder import build_fixture
-from provider.service import answer
 from tests.conftest import make_request, scope_entry, write_config
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",

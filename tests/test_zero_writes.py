@@ -4,7 +4,7 @@
   only the database (always ``SQLITE_OPEN_READONLY``) and, when a writer is live, its existing ``-wal``; never
   ``writer.lock.sqlite``, never a temp file.
 * inotify on the database folder sees every open, create, modify, attribute change and rename by any process
-  (the provider runs in-process and as ``python -m provider`` subprocesses): no write event, ever.
+  (the provider runs in-process and as ``python -m obelisk_session_evidence`` subprocesses): no write event, ever.
 * Byte identity: sha256 and listing (names, sizes, mtimes) of the folder before and after 50 mixed requests.
 * A read-only directory and a read-only copy, with the provider running as the unprivileged user ``nobody``
   (root ignores permission bits, so a root-run test would prove nothing).
@@ -32,8 +32,8 @@ from typing import Any
 
 import apsw
 import pytest
+from obelisk_session_evidence.service import answer
 
-from provider.service import answer
 from tests.conftest import REPO, make_request, scope_entry, write_config
 
 NOBODY = 65534
@@ -170,7 +170,7 @@ class Built:
 
 @pytest.fixture(scope="module")
 def built(public_root: Path) -> Built:
-    from provider.fixtures.builder import build_fixture
+    from obelisk_session_evidence.fixtures.builder import build_fixture
 
     info = build_fixture(public_root / "fx", generation="current")
     manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
@@ -411,7 +411,7 @@ def _cli(args: list[str], stdin: bytes, *, python: list[str] | None = None, env:
          as_nobody: bool = False, cwd: Path = REPO) -> subprocess.CompletedProcess[bytes]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("OBELISK")}
     full_env.update(env or {})
-    return subprocess.run([*(python or [sys.executable]), "-m", "provider", *args], input=stdin,
+    return subprocess.run([*(python or [sys.executable]), "-m", "obelisk_session_evidence", *args], input=stdin,
                           capture_output=True, env=full_env, cwd=cwd, timeout=120, check=False,
                           preexec_fn=_drop_to_nobody if as_nobody else None)
 
@@ -431,7 +431,7 @@ def test_byte_identity_after_50_mixed_requests(built: Built, tmp_path: Path, wat
     outcomes: dict[str, int] = {}
     requests = mixed_requests(built.manifest, 50)
     for index, raw in enumerate(requests):
-        if index % 10 == 0:  # every tenth request is a real `python -m provider query` process
+        if index % 10 == 0:  # every tenth request is a real `python -m obelisk_session_evidence query` process
             proc = _cli(["query", "--db", str(db), "--config", str(built.config)], raw,
                         env={"HOME": str(tmp_path)})
             outcome = _one_document(proc)["outcome"]
@@ -460,11 +460,11 @@ def _drop_to_nobody() -> None:
     os.setuid(NOBODY)
 
 
-_PROBE = "import apsw, provider.service, provider.cli"
+_PROBE = "import apsw, obelisk_session_evidence.service, obelisk_session_evidence.cli"
 
 
 @pytest.fixture(scope="module")
-def nobody_python(public_root: Path) -> tuple[list[str], dict[str, str]]:
+def nobody_python(public_root: Path, public_package_dir: Path) -> tuple[list[str], dict[str, str]]:
     """An interpreter command ``nobody`` can run with the provider importable, or skip saying why."""
     if os.geteuid() != 0:
         pytest.skip("needs root to drop to uid/gid 65534 (nobody); as a normal user permissions are real "
@@ -480,7 +480,7 @@ def nobody_python(public_root: Path) -> tuple[list[str], dict[str, str]]:
     if system.exists():
         # The venv's interpreter may live under a directory closed to nobody (e.g. /root/.pyenv); the same
         # CPython minor version from the system runs the same code with the venv's packages on the path.
-        candidates.append(([str(system)], {"PYTHONPATH": f"{REPO}{os.pathsep}{site}"}))
+        candidates.append(([str(system)], {"PYTHONPATH": f"{public_package_dir}{os.pathsep}{site}"}))
     reasons = []
     for command, extra in candidates:
         env = {**base_env, **extra}

@@ -40,7 +40,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from provider.fixtures.builder import schema_statements  # noqa: E402 - path set up just above
+from obelisk_session_evidence.fixtures.builder import schema_statements  # noqa: E402 - path set up just above
 
 TERM = "zorblax"
 EVIDENCE_TABLES = ("sessions", "messages", "tool_calls", "tool_results", "subagents", "workflows",

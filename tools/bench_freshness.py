@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from provider.index.freshness import FreshnessReport, assess_freshness
+from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness
 
 Row = tuple[str, float | None, int | None, str | None]
 MARKERS: list[Row] = [

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provider.admission.config import EnabledScope, ProviderConfig
-from provider.contract.models import EvidenceType, HistoricalEvidenceRequestV0, Limits, Trigger
-from provider.errors import (
+from ..contract.models import EvidenceType, HistoricalEvidenceRequestV0, Limits, Trigger
+from ..errors import (
     InvalidQueryTerms,
     InvalidRequest,
     LimitOverCeiling,
@@ -17,6 +16,7 @@ from provider.errors import (
     ScopeMismatch,
     TriggerNotAdmitted,
 )
+from .config import EnabledScope, ProviderConfig
 
 STAGE_TRIGGERS: dict[int, frozenset[Trigger]] = {
     1: frozenset({"operator_requested_history"}),

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from provider.errors import ConfigInvalid
+from ..errors import ConfigInvalid
 
 CONFIG_ENV = "OBELISK_SESSION_EVIDENCE_CONFIG"
 APP_NAME = "obelisk-session-evidence"

@@ -20,7 +20,7 @@ import subprocess
 import urllib.parse
 from collections.abc import Mapping, Sequence
 
-from provider.admission.config import RepositoryIdentity
+from .config import RepositoryIdentity
 
 __all__ = ["GIT_TIMEOUT_S", "normalize_remote", "path_digest", "remote_digest", "repository_identity"]
 

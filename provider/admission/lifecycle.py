@@ -25,7 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from provider.admission.config import (
+from ..errors import ConfigInvalid
+from .config import (
     EnabledScope,
     ProviderConfig,
     QualificationRecord,
@@ -33,8 +34,7 @@ from provider.admission.config import (
     load_config,
     save_config,
 )
-from provider.admission.identity import path_digest, repository_identity
-from provider.errors import ConfigInvalid
+from .identity import path_digest, repository_identity
 
 __all__ = ["MAX_ID_CHARS", "MAX_REPORT_BYTES", "SOURCE_RE", "disable_scope", "enable_scope", "normalize_root",
            "scope_summary"]

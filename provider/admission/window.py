@@ -11,8 +11,8 @@ import re
 import subprocess
 from datetime import UTC, datetime
 
-from provider.admission.admit import AdmittedRequest
-from provider.admission.config import ProviderConfig
+from .admit import AdmittedRequest
+from .config import ProviderConfig
 
 _REV = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@^~{}-]{0,199}$")
 _GIT_TIMEOUT_S = 1.0

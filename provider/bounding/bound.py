@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from provider.bounding.fold import Folded
-from provider.bounding.redact import redact
-from provider.contract.models import EvidenceItem, Limits
+from ..contract.models import EvidenceItem, Limits
+from .fold import Folded
+from .redact import redact
 
 ELLIPSIS = "…"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from provider.contract.models import EVIDENCE_TYPES
-from provider.retrieval.evidence import Candidate
+from ..contract.models import EVIDENCE_TYPES
+from ..retrieval.evidence import Candidate
 
 
 @dataclass(frozen=True)

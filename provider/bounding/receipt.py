@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from provider.contract.models import (
+from ..contract.models import (
     HistoricalEvidenceReceiptV0,
     HistoricalEvidenceResultV0,
 )

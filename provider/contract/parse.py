@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from provider.contract.models import HistoricalEvidenceRequestV0
-from provider.errors import CrossScopeRequested, InvalidRequest, MalformedJson, RequestTooLarge, UnknownField
+from ..errors import CrossScopeRequested, InvalidRequest, MalformedJson, RequestTooLarge, UnknownField
+from .models import HistoricalEvidenceRequestV0
 
 #: Largest request accepted, in bytes. A real request is well under 4 KiB.
 MAX_REQUEST_BYTES = 64 * 1024

@@ -34,10 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO
 
-from provider.errors import ProviderError
-from provider.index.connection import Deadline, ReadSnapshot, read_index
-from provider.index.live_schema import LiveSchema, core_problems, read_live_schema, unmet_needs
-from provider.index.snapshots import (
+from ..errors import ProviderError
+from ..retrieval.templates import SCOPE_KIND, TEMPLATE_DIR, load_templates
+from .connection import Deadline, ReadSnapshot, read_index
+from .live_schema import LiveSchema, core_problems, read_live_schema, unmet_needs
+from .snapshots import (
     SNAPSHOT_DIR,
     Difference,
     SnapshotError,
@@ -46,7 +47,6 @@ from provider.index.snapshots import (
     nearest,
     render,
 )
-from provider.retrieval.templates import SCOPE_KIND, TEMPLATE_DIR, load_templates
 
 Verdict = Literal["exact", "compatible", "degraded", "incompatible"]
 EXIT_FOR: Final[dict[str, int]] = {"exact": 0, "compatible": 0, "degraded": 1, "incompatible": 2,

@@ -37,7 +37,7 @@ from typing import Any, Literal, TypeVar
 
 import apsw
 
-from provider.errors import (
+from ..errors import (
     DeadlineExceeded,
     IndexBusy,
     IndexMissing,
@@ -45,7 +45,7 @@ from provider.errors import (
     MalformedIndexData,
     ProviderError,
 )
-from provider.index.guard import harden
+from .guard import harden
 
 T = TypeVar("T")
 OpenMode = Literal["ro", "immutable_verified"]

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 
-from provider.index.connection import ReadSnapshot
+from .connection import ReadSnapshot
 
 #: Columns every Obelisk generation has had since its first release (the non-migrated ones the templates
 #: build on). Missing any of them means the database is not one the provider can vouch for.

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from provider.bounding.receipt import digest
-from provider.index.connection import FileIdentity, ReadSnapshot
+from ..bounding.receipt import digest
+from .connection import FileIdentity, ReadSnapshot
 
 #: Longest cursor read per row (Codex v4 cursors carry Bloom filters and are tens of KB). Tighter than the
 #: parser's own bound (provider.index.cursors.MAX_CURSOR_CHARS): a longer one parses as an unknown cursor.

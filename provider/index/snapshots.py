@@ -31,11 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from provider.index.connection import Deadline, ReadSnapshot, read_index
-from provider.index.live_schema import parse_virtual_table, split_top_level, top_level_positions, unquote, words
+from .._resources import data_dir
+from .connection import Deadline, ReadSnapshot, read_index
+from .live_schema import parse_virtual_table, split_top_level, top_level_positions, unquote, words
 
 SNAPSHOT_FORMAT: Final = 1
-SNAPSHOT_DIR: Final = Path(__file__).resolve().parents[2] / "schema_snapshots"
+SNAPSHOT_DIR: Final = data_dir("schema_snapshots")
 #: Keys that describe a snapshot rather than the schema: left out of the digest.
 _META_KEYS: Final = ("id", "digest", "captured_from")
 #: Shadow-table suffixes of FTS3/4/5 and R*Tree virtual tables.

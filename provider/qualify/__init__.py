@@ -13,7 +13,7 @@ Every case is a replan question asked under three arms (RFC §10):
 * ``current_context``: only the current LoopX context, no history. Nothing is recognised, by construction,
   and no history enters the context (0 characters);
 * ``provider``: the typed, admitted request through :func:`provider.service.answer` in-process, and a few
-  through a real ``python -m provider query`` subprocess, which must agree with the in-process answers;
+  through a real ``python -m obelisk_session_evidence query`` subprocess, which must agree with the in-process answers;
 * ``native_ceiling``: full native history as the cost ceiling, an Obelisk-style search written here with
   plain read-only apsw queries: the top 20 whole messages by bm25 for the raw terms (OR of quoted phrases)
   with 6 neighbouring messages each (3 before, 3 after, same session), filtered by nothing but the
@@ -46,10 +46,10 @@ The package, one concern a module:
 
 from __future__ import annotations
 
-from provider.qualify.arms import NativeResult, native_search, open_native
-from provider.qualify.report import render_markdown
-from provider.qualify.run import qualify_command, run_qualification
-from provider.qualify.scopes import QualifyScope, default_scopes, operator_scope
+from .arms import NativeResult, native_search, open_native
+from .report import render_markdown
+from .run import qualify_command, run_qualification
+from .scopes import QualifyScope, default_scopes, operator_scope
 
 __all__ = [
     "NativeResult",

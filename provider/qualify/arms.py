@@ -3,8 +3,9 @@
 * ``native_ceiling``: an Obelisk-style search over the same database, written with plain read-only apsw
   queries: the top 20 whole messages by bm25 for the raw terms (OR of quoted phrases) with 6 neighbouring
   messages each (3 before, 3 after, same session), filtered by the repository's project paths only;
-* ``provider``: the typed request through :func:`provider.service.answer` in-process, a few re-run through a
-  real ``python -m provider query`` subprocess (which must agree), and the freshness questions on the variants.
+* ``provider``: the typed request through :func:`service.answer` in-process, a few re-run through a real
+  ``python -m obelisk_session_evidence query`` subprocess (which must agree), and the freshness questions on
+  the variants.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from provider.qualify.cases import Case
-from provider.qualify.corpus import _Corpus, _ro_uri, _Variant, make_incomplete, make_stale
-from provider.qualify.scopes import QualifyScope
-from provider.qualify.stats import _dist
+from .._resources import PACKAGE
+from .cases import Case
+from .corpus import _Corpus, _ro_uri, _Variant, make_incomplete, make_stale
+from .scopes import QualifyScope
+from .stats import _dist
 
-REPO_ROOT: Final = Path(__file__).resolve().parents[2]
 #: The Obelisk-style ceiling: top-N whole messages, each with this many neighbours (half before, half after).
 NATIVE_TOP: Final = 20
 NATIVE_NEIGHBOURS: Final = 6
@@ -156,7 +157,7 @@ def _config(variant: _Variant, scope: QualifyScope, case: Case) -> Path:
 
 
 def _run_provider(case: Case, variant: _Variant, scope: QualifyScope) -> _Outcome:
-    from provider.service import answer
+    from ..service import answer
 
     raw = json.dumps(case.request).encode("utf-8")
     started = time.perf_counter()
@@ -182,21 +183,20 @@ def _outcome_from(case: Case, envelope: Mapping[str, Any], elapsed_ms: float) ->
 
 def _subprocess_runs(outcomes: Sequence[_Outcome], corpus: _Corpus, scope: QualifyScope,
                      count: int) -> dict[str, Any]:
-    """Re-run a few answered cases through a real ``python -m provider query`` process and compare."""
+    """Re-run a few answered cases through a real ``python -m obelisk_session_evidence query`` process and compare."""
     kinds = ("dead_end", "negative", "cross_scope", "unknown_option")
     picked = [next(o for o in outcomes if o.case.kind == k) for k in kinds
               if any(o.case.kind == k for o in outcomes)][:count]
     env = {k: v for k, v in os.environ.items() if not k.startswith("OBELISK")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
     agree = 0
     times: list[float] = []
     for outcome in picked:
         variant = corpus.base
         started = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "provider", "query", "--db", str(variant.db_path), "--config",
+            [sys.executable, "-m", PACKAGE, "query", "--db", str(variant.db_path), "--config",
              str(_config(variant, scope, outcome.case))], input=json.dumps(outcome.case.request).encode(),
-            capture_output=True, env=env, cwd=REPO_ROOT, timeout=120, check=False)
+            capture_output=True, env=env, cwd=variant.db_path.parent, timeout=120, check=False)
         times.append((time.perf_counter() - started) * 1000.0)
         try:
             envelope = json.loads(proc.stdout.decode("utf-8").strip().splitlines()[-1])

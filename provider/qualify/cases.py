@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from provider.qualify.corpus import Fact, _cell_sessions, _Corpus, _in_cell, _relative
-from provider.qualify.scopes import QualifyScope
+from .corpus import Fact, _cell_sessions, _Corpus, _in_cell, _relative
+from .scopes import QualifyScope
 
 #: The bounded limits every qualification request asks for (well under the provider's ceilings).
 LIMITS: Final[dict[str, int]] = {"max_sessions": 5, "max_items": 8, "max_snippet_chars": 300,

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from provider.qualify.arms import NativeMessage, NativeResult, _Outcome
-from provider.qualify.cases import LIMITS
-from provider.qualify.corpus import Fact
-from provider.qualify.stats import _dist, _rate, _ratio
+from .arms import NativeMessage, NativeResult, _Outcome
+from .cases import LIMITS
+from .corpus import Fact
+from .stats import _dist, _rate, _ratio
 
 
 def _recognised_by_items(fact: Fact, items: Sequence[Mapping[str, Any]], mine: set[str]) -> bool:

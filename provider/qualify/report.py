@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from provider._version import PROVIDER_VERSION
-from provider.qualify.corpus import _now_iso
+from .._version import PROVIDER_VERSION
+from .corpus import _now_iso
 
 REPORT_FORMAT: Final = "obelisk-session-evidence-qualification/1"
 SUMMARY_FORMAT: Final = "obelisk-session-evidence-qualification-summary/1"

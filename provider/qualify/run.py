@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from provider._version import PROVIDER_VERSION
-from provider.qualify.arms import (
+from .._version import PROVIDER_VERSION
+from .arms import (
     NATIVE_NEIGHBOURS,
     NATIVE_TOP,
     _Outcome,
@@ -23,7 +23,7 @@ from provider.qualify.arms import (
     native_search,
     open_native,
 )
-from provider.qualify.cases import (
+from .cases import (
     LIMITS,
     cross_scope_cases,
     freshness_cases,
@@ -31,11 +31,11 @@ from provider.qualify.cases import (
     positive_cases,
     unknown_option_cases,
 )
-from provider.qualify.corpus import _cell_sessions, _Corpus, _now_iso, _roots, build_corpus
-from provider.qualify.criteria import _criteria
-from provider.qualify.metrics import _case_row, _cell_summary, _score
-from provider.qualify.report import REPORT_FORMAT, _digest, render_summary_markdown, write_reports
-from provider.qualify.scopes import QualifyScope, default_scopes
+from .corpus import _cell_sessions, _Corpus, _now_iso, _roots, build_corpus
+from .criteria import _criteria
+from .metrics import _case_row, _cell_summary, _score
+from .report import REPORT_FORMAT, _digest, render_summary_markdown, write_reports
+from .scopes import QualifyScope, default_scopes
 
 
 def qualify_scope(corpus: _Corpus, scope: QualifyScope, *, subprocess_cases: int) -> dict[str, Any]:
@@ -71,7 +71,7 @@ def qualify_scope(corpus: _Corpus, scope: QualifyScope, *, subprocess_cases: int
         "sources": list(scope.sources),
         "provider_version": PROVIDER_VERSION,
         "corpus": {
-            "generator": "provider.fixtures.builder.build_fixture",
+            "generator": "obelisk_session_evidence.fixtures.builder.build_fixture",
             "seed": manifest["seed"], "generation": manifest["generation"],
             "cells": [{"fixture_agents": list(c.agents), "fixture_repository": c.repo,
                        "scope_sessions": len(mine[i])} for i, c in enumerate(scope.cells)],
@@ -88,7 +88,7 @@ def qualify_scope(corpus: _Corpus, scope: QualifyScope, *, subprocess_cases: int
         "arms": {
             "current_context": "only the current LoopX context: no history is read, nothing is added",
             "provider": "the typed request through provider.service.answer in-process (a few through "
-                        "`python -m provider query` subprocesses, which must agree)",
+                        "`python -m obelisk_session_evidence query` subprocesses, which must agree)",
             "native_ceiling": f"Obelisk-style search: top {NATIVE_TOP} whole messages by bm25 for the raw terms "
                               f"(OR of quoted phrases) with {NATIVE_NEIGHBOURS} session neighbours each, filtered "
                               "by the repository's project paths only",

@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from provider.contract.models import EvidenceType
-from provider.errors import ScopeViolation
-from provider.index.connection import ReadSnapshot, StatementBudgetExceeded
-from provider.paths import under_root
-from provider.retrieval.templates import SCOPE_KIND, Template
-from provider.retrieval.terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression
+from ..contract.models import EvidenceType
+from ..errors import ScopeViolation
+from ..index.connection import ReadSnapshot, StatementBudgetExceeded
+from ..paths import under_root
+from .templates import SCOPE_KIND, Template
+from .terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression
 
 #: Rows fetched per template at most; reaching it is disclosed and marks the result truncated.
 FETCH_CEILING = 200

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from provider.contract.models import EvidenceType
-from provider.paths import relative_to_roots, strip_roots
-from provider.retrieval.engine import RawHit
+from ..contract.models import EvidenceType
+from ..paths import relative_to_roots, strip_roots
+from .engine import RawHit
 
 _WS = re.compile(r"\s+")
 _PATCH_PATH = re.compile(r"\*\*\* (?:Update|Add|Delete) File: ([^\n\\]+)")

@@ -7,14 +7,20 @@ followed by one SELECT. Code never assembles SQL from strings; it binds the decl
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Literal, cast
 
-from provider.contract.models import EVIDENCE_TYPES, EvidenceType
+from .._resources import data_dir
+from ..contract.models import EVIDENCE_TYPES, EvidenceType
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "sql_templates"
+TEMPLATE_DIR = data_dir("sql_templates")
+#: The shipped sqlglot verdicts beside the templates (see ``retrieval.verify.manifest``).
+MANIFEST_FILENAME = "verified.json"
+MANIFEST_FORMAT = 1
+_MANIFEST_MAX_BYTES = 256 * 1024
 _HEADER_KEYS = ("id", "version", "evidence_type", "needs", "params")
 
 
@@ -98,3 +104,21 @@ def scope_template(directory: Path = TEMPLATE_DIR) -> Template:
         raise TemplateFormatError("exactly one scope template is required")
     return found[0]
 
+
+
+@cache
+def shipped_digests(directory: Path = TEMPLATE_DIR) -> frozenset[str]:
+    """Digests of the templates of ``directory`` that ``verified.json`` says sqlglot verified when it was made
+    (``tools/verify-templates``). Missing or malformed: none, so every template is verified in memory."""
+    try:
+        with open(directory / MANIFEST_FILENAME, "rb") as handle:
+            raw = handle.read(_MANIFEST_MAX_BYTES + 1)
+        data = json.loads(raw) if len(raw) <= _MANIFEST_MAX_BYTES else None
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return frozenset()
+    templates = data.get("templates")
+    if not isinstance(templates, dict):
+        return frozenset()
+    return frozenset(d for d in templates.values() if isinstance(d, str))

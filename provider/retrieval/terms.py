@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from provider.errors import InvalidQueryTerms
+from ..errors import InvalidQueryTerms
 
 Tokenize = Callable[[str], Sequence[str]]
 

@@ -76,16 +76,16 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from provider.index.freshness.context import Ctx
-from provider.index.freshness.context import Outcome as Outcome
-from provider.index.freshness.context import UnitKind as UnitKind
-from provider.index.freshness.markers import APP_BUILD_SLACK_MS, HEARTBEAT_FRESH_MS, read_markers
-from provider.index.freshness.rows import IndexRow as IndexRow
-from provider.index.freshness.rows import split_rows
-from provider.index.freshness.scope import SUPPORTED_SOURCES, prepare_roots, readable_homes, wanted_sources
-from provider.index.freshness.tally import Tally, assess_unit, count_missing
-from provider.index.freshness.verdict import FreshnessReport, Verdict, build_report
-from provider.index.freshness.walk import WALKERS
+from .context import Ctx
+from .context import Outcome as Outcome
+from .context import UnitKind as UnitKind
+from .markers import APP_BUILD_SLACK_MS, HEARTBEAT_FRESH_MS, read_markers
+from .rows import IndexRow as IndexRow
+from .rows import split_rows
+from .scope import SUPPORTED_SOURCES, prepare_roots, readable_homes, wanted_sources
+from .tally import Tally, assess_unit, count_missing
+from .verdict import FreshnessReport, Verdict, build_report
+from .walk import WALKERS
 
 __all__ = [
     "APP_BUILD_SLACK_MS",

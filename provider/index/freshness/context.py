@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from provider.index.freshness.rows import Row
+from .rows import Row
 
 UnitKind = Literal["jsonl", "workflow_json", "kimi_dir"]
 Outcome = Literal["up_to_date", "stale", "unknown_cursor", "unreadable"]

@@ -6,8 +6,8 @@ import json
 import re
 from typing import Final
 
-from provider.index.freshness.context import Ctx, Unit
-from provider.index.freshness.walk import kimi_files
+from .context import Ctx, Unit
+from .walk import kimi_files
 
 _HEAD_CHUNK: Final = 8 * 1024
 _CWD_RE: Final = re.compile(rb'"(?:cwd|workDir)"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')

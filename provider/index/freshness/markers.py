@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from provider.index.freshness.rows import number
+from .rows import number
 
 #: Obelisk's ``APP_HEARTBEAT_FRESH_MS``: a heartbeat younger than this means the app daemon is alive.
 HEARTBEAT_FRESH_MS: Final = 60_000.0

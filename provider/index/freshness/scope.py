@@ -7,8 +7,8 @@ import stat as stat_mod
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from provider.index.freshness.context import Ctx
-from provider.paths import under_root
+from ...paths import under_root
+from .context import Ctx
 
 SUPPORTED_SOURCES: Final = frozenset({"claude", "codex", "kimi", "pi"})
 

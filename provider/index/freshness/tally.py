@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from provider.index.freshness.context import Ctx, Unit
-from provider.index.freshness.heads import unit_cwd
-from provider.index.freshness.rows import lookup_row
-from provider.index.freshness.scope import under_roots
-from provider.index.freshness.units import judge_unit
+from .context import Ctx, Unit
+from .heads import unit_cwd
+from .rows import lookup_row
+from .scope import under_roots
+from .units import judge_unit
 
 _SLUG_RE: Final = re.compile(r"[^A-Za-z0-9]")
 

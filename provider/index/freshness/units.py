@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from provider.index.cursors import (
+from ..cursors import (
     CodexV4Cursor,
     Cursor,
     KimiAggregateCursor,
@@ -18,9 +18,9 @@ from provider.index.cursors import (
     ino_matches,
     parse_cursor,
 )
-from provider.index.freshness.context import Ctx, Outcome, Unit
-from provider.index.freshness.rows import Row, number
-from provider.index.freshness.walk import kimi_files
+from .context import Ctx, Outcome, Unit
+from .rows import Row, number
+from .walk import kimi_files
 
 _COUNT_CHUNK: Final = 1024 * 1024
 

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from provider.index.freshness.context import Ctx
-from provider.index.freshness.markers import APP_BUILD_SLACK_MS, HEARTBEAT_FRESH_MS, Markers
-from provider.index.freshness.rows import number
-from provider.index.freshness.tally import Tally
+from .context import Ctx
+from .markers import APP_BUILD_SLACK_MS, HEARTBEAT_FRESH_MS, Markers
+from .rows import number
+from .tally import Tally
 
 Verdict = Literal["fresh", "stale", "incomplete", "unknown"]
 

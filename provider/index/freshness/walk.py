@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
-from provider.index.freshness.context import Ctx, Unit
+from .context import Ctx, Unit
 
 
 def _scan(ctx: Ctx, path: str) -> list[os.DirEntry[str]]:

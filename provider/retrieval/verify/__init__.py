@@ -33,29 +33,22 @@ one module each:
 ``check`` runs them in that order; ``allowlists`` holds the names they allow or forbid, ``sqlast`` the lazily
 imported AST and its helpers, ``context`` the state they share.
 
-``ensure_verified`` runs the check once per (template digest, sqlglot version, verifier digest) and caches
-positive verdicts in a small JSON file (``cache``), so that a warm start does not import sqlglot at all. The
-verifier digest covers every module of this package.
+``ensure_verified`` accepts the templates whose digests ``sql_templates/verified.json`` lists (the verdicts
+shipped with the package, made by ``tools/verify-templates``; see ``manifest``) without importing sqlglot, and
+verifies any other template in memory. It writes nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from provider.errors import TemplateRejected
-from provider.retrieval.verify.cache import read_cache as _read_cache
-from provider.retrieval.verify.cache import resolve_cache_dir as _resolve_cache_dir
-from provider.retrieval.verify.cache import sqlglot_version as _sqlglot_version
-from provider.retrieval.verify.cache import verdict_key as _verdict_key
-from provider.retrieval.verify.cache import verifier_salt as _verifier_salt
-from provider.retrieval.verify.cache import write_cache as _write_cache
-from provider.retrieval.verify.check import check as _check
-from provider.retrieval.verify.violations import TemplateViolation, Violation
+from ...errors import TemplateRejected
+from .check import check as _check
+from .violations import TemplateViolation, Violation
 
 if TYPE_CHECKING:
-    from provider.retrieval.templates import Template
+    from ..templates import Template
 
 __all__ = ["TemplateViolation", "Violation", "ensure_verified", "verify_sql", "verify_template"]
 
@@ -76,25 +69,11 @@ def _raise_if(violations: list[Violation]) -> None:
         raise TemplateViolation(violations)
 
 
-def ensure_verified(templates: Sequence[Template], *, cache_dir: Path | None) -> None:
-    """Verify every template, at most once per (digest, sqlglot version), or raise ``TemplateRejected``.
-
-    Positive verdicts are cached in ``cache_dir`` (default: the user cache directory). When every template
-    is already verified for the installed sqlglot, sqlglot is not imported. An unreadable or unwritable
-    cache only means the templates are verified again.
-    """
-    version = _sqlglot_version()
-    if version is None:
-        raise TemplateRejected("template verifier unavailable: sqlglot is not installed")
-    salt = _verifier_salt()
-    directory = _resolve_cache_dir(cache_dir) if salt is not None else None
-    keys = {t.digest: _verdict_key(t.digest, version, salt) for t in templates} if salt is not None else {}
-    cached = _read_cache(directory) if directory is not None else set()
-    pending = [t for t in templates if keys.get(t.digest) not in cached]
-    if not pending:
-        return
+def ensure_verified(templates: Sequence[Template], *, shipped: Collection[str]) -> None:
+    """Accept every template whose digest is in ``shipped``; verify the others in memory, or raise
+    ``TemplateRejected`` naming the template and the rules it broke (never its SQL)."""
+    pending = [t for t in templates if t.digest not in shipped]
     failures: list[str] = []
-    passed: set[str] = set()
     for t in pending:
         try:
             verify_template(t)
@@ -104,10 +83,5 @@ def ensure_verified(templates: Sequence[Template], *, cache_dir: Path | None) ->
             raise TemplateRejected("template verifier unavailable: sqlglot cannot be imported") from None
         except Exception:  # noqa: BLE001 - a verifier that cannot decide (e.g. a changed AST) rejects
             failures.append(f"{t.id} v{t.version}: verifier_error")
-        else:
-            if t.digest in keys:
-                passed.add(keys[t.digest])
-    if directory is not None and passed:
-        _write_cache(directory, cached | passed)
     if failures:
         raise TemplateRejected("template failed static verification: " + "; ".join(failures))

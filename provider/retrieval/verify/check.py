@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from provider.retrieval.verify.context import CheckContext
-from provider.retrieval.verify.rules_columns import check_columns
-from provider.retrieval.verify.rules_outer import check_outer
-from provider.retrieval.verify.rules_params import check_placeholders
-from provider.retrieval.verify.rules_scope import check_scope_cte
-from provider.retrieval.verify.rules_structure import check_ctes, parse_select
-from provider.retrieval.verify.rules_tables import check_functions, check_joins, check_tables
-from provider.retrieval.verify.violations import Violation
+from .context import CheckContext
+from .rules_columns import check_columns
+from .rules_outer import check_outer
+from .rules_params import check_placeholders
+from .rules_scope import check_scope_cte
+from .rules_structure import check_ctes, parse_select
+from .rules_tables import check_functions, check_joins, check_tables
+from .violations import Violation
 
 #: The rules after parsing, in reporting order; the CTE rule runs first because the others read its CTEs.
 RULES = (

@@ -6,8 +6,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from provider.retrieval.verify.sqlast import lower
-from provider.retrieval.verify.violations import Violation
+from .sqlast import lower
+from .violations import Violation
 
 if TYPE_CHECKING:
     from sqlglot import exp

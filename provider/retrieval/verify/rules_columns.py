@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from provider.retrieval.verify.allowlists import FTS_TABLES, IMPLICIT_COLUMNS, JSON_EACH_COLUMNS, NEEDS_TABLES
-from provider.retrieval.verify.context import CheckContext, Source
-from provider.retrieval.verify.sqlast import from_and_joins, is_json_each, lower
+from .allowlists import FTS_TABLES, IMPLICIT_COLUMNS, JSON_EACH_COLUMNS, NEEDS_TABLES
+from .context import CheckContext, Source
+from .sqlast import from_and_joins, is_json_each, lower
 
 if TYPE_CHECKING:
     from sqlglot import exp
 else:
-    from provider.retrieval.verify.sqlast import exp
+    from .sqlast import exp
 
 
 def check_columns(ctx: CheckContext) -> None:

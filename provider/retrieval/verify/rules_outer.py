@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from provider.retrieval.verify.allowlists import ALLOWED_TABLES, FTS_TABLES, SCOPE_CTE
-from provider.retrieval.verify.context import CheckContext
-from provider.retrieval.verify.sqlast import (
+from .allowlists import ALLOWED_TABLES, FTS_TABLES, SCOPE_CTE
+from .context import CheckContext
+from .sqlast import (
     arg,
     conjuncts,
     from_and_joins,
@@ -24,7 +24,7 @@ from provider.retrieval.verify.sqlast import (
 if TYPE_CHECKING:
     from sqlglot import exp
 else:
-    from provider.retrieval.verify.sqlast import exp
+    from .sqlast import exp
 
 
 def check_outer(ctx: CheckContext) -> None:

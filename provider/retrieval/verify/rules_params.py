@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from provider.retrieval.verify.context import CheckContext
-from provider.retrieval.verify.sqlast import placeholder_name
+from .context import CheckContext
+from .sqlast import placeholder_name
 
 if TYPE_CHECKING:
     from sqlglot import exp
 else:
-    from provider.retrieval.verify.sqlast import exp
+    from .sqlast import exp
 
 
 def check_placeholders(ctx: CheckContext) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from provider.retrieval.verify.allowlists import SCOPE_CTE
-from provider.retrieval.verify.context import CheckContext
-from provider.retrieval.verify.sqlast import (
+from .allowlists import SCOPE_CTE
+from .context import CheckContext
+from .sqlast import (
     arg,
     conjuncts,
     disjuncts,
@@ -24,7 +24,7 @@ from provider.retrieval.verify.sqlast import (
 if TYPE_CHECKING:
     from sqlglot import exp
 else:
-    from provider.retrieval.verify.sqlast import exp
+    from .sqlast import exp
 
 
 def check_scope_cte(ctx: CheckContext) -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from provider.retrieval.verify.allowlists import ALLOWED_TABLES, FORBIDDEN_NODES, SET_OPERATION_NODES
-from provider.retrieval.verify.context import CheckContext
-from provider.retrieval.verify.sqlast import arg, load_sqlglot, lower, node_types
-from provider.retrieval.verify.violations import Violation
+from .allowlists import ALLOWED_TABLES, FORBIDDEN_NODES, SET_OPERATION_NODES
+from .context import CheckContext
+from .sqlast import arg, load_sqlglot, lower, node_types
+from .violations import Violation
 
 if TYPE_CHECKING:
     from sqlglot import exp
 else:
-    from provider.retrieval.verify.sqlast import exp
+    from .sqlast import exp
 
 
 def parse_select(sql: str) -> exp.Select | list[Violation]:

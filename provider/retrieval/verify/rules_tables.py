@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from provider.retrieval.verify.allowlists import (
+from .allowlists import (
     ALLOWED_ANONYMOUS,
     ALLOWED_FUNCTION_NODES,
     ALLOWED_TABLES,
     SYNTAX_FUNC_NODES,
     TABLE_FUNCTIONS,
 )
-from provider.retrieval.verify.context import CheckContext
-from provider.retrieval.verify.sqlast import lower, node_types, placeholder_name
+from .context import CheckContext
+from .sqlast import lower, node_types, placeholder_name
 
 if TYPE_CHECKING:
     from sqlglot import exp
 else:
-    from provider.retrieval.verify.sqlast import exp
+    from .sqlast import exp
 
 
 def check_tables(ctx: CheckContext) -> None:

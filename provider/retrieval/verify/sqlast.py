@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from provider.retrieval.verify.allowlists import TABLE_FUNCTIONS
+from .allowlists import TABLE_FUNCTIONS
 
 
 class _LazyModule:
