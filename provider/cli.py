@@ -154,6 +154,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Read-only, scoped, bounded historical evidence from an Obelisk session index "
                     "(RFC historical_evidence_*_v0).",
     )
+    from ._version import PROVIDER_VERSION
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {PROVIDER_VERSION}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser, db: bool = True) -> None:
