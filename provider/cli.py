@@ -130,7 +130,8 @@ def cmd_enable(args: argparse.Namespace) -> int:
         config_path=_config_path(args), agent_id=args.agent_id, project_id=args.project_id,
         repository_id=args.repository_id, sources=args.source, roots=args.root, stage=args.stage,
         include_worktrees=args.include_worktrees, qualification_report=args.qualification_report,
-        out=sys.stdout,
+        out=sys.stdout, replace=args.replace, db_path=_db_path(args),
+        allow_unknown_source=args.allow_unknown_source,
     )
 
 
@@ -138,7 +139,7 @@ def cmd_disable(args: argparse.Namespace) -> int:
     from .admission.lifecycle import disable_scope
 
     return disable_scope(config_path=_config_path(args), agent_id=args.agent_id,
-                         project_id=args.project_id, out=sys.stdout)
+                         project_id=args.project_id, repository_id=args.repository_id, out=sys.stdout)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -245,12 +246,18 @@ def _parser() -> argparse.ArgumentParser:
                    help="also bind the git worktrees of each root")
     e.add_argument("--qualification-report", metavar="FILE",
                    help="passing qualification report (required for --stage 2)")
-    common(e, db=False)
+    e.add_argument("--replace", action="store_true",
+                   help="replace an existing enablement of the same agent, project and repository")
+    e.add_argument("--allow-unknown-source", action="store_true",
+                   help="accept a --source the index does not know yet (an agent that has not run)")
+    common(e)
     e.set_defaults(func=cmd_enable)
 
     d = sub.add_parser("disable", help="remove an enablement (never touches Obelisk's data)")
     d.add_argument("--agent-id", required=True)
     d.add_argument("--project-id", required=True)
+    d.add_argument("--repository-id", help="disable only this repository (default: every repository of the "
+                                           "agent and project, listed)")
     common(d, db=False)
     d.set_defaults(func=cmd_disable)
 

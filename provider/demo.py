@@ -65,13 +65,16 @@ def run_demo(directory: Path | None, *, out: TextIO) -> int:
                                      else [])
             scopes.append(EnabledScope(agent_id=agent, project_id="demo", repository_id=repo,
                                        sources=tuple(sources), roots=tuple(roots), stage=1))
-    # The demo scopes are keyed by (agent, project): one repository per agent in the config.
-    config = ProviderConfig(recency_days=36500, transcript_homes=(str(info.home),),
-                            scopes=tuple(s for s in scopes if s.repository_id == "alpha-svc"))
+    # Each agent has both repositories of the demo project enabled, side by side (one entry per repository).
+    config = ProviderConfig(recency_days=36500, transcript_homes=(str(info.home),), scopes=tuple(scopes))
     config_path = root / "config.json"
     save_config(config_path, config)
     out.write(f"demo index: {info.db_path} ({info.sessions} sessions, {info.messages} messages)\n")
     out.write(f"demo config: {config_path}\n")
+    out.write("enabled scopes (agent / project / repository: sources; roots):\n")
+    for scope in scopes:
+        out.write(f"  {scope.agent_id} / {scope.project_id} / {scope.repository_id}: {', '.join(scope.sources)}; "
+                  f"{', '.join(scope.roots)}\n")
     claude, codex = sorted(agents)[0], sorted(agents)[-1]
     cases = [
         ("has this agent already hit this failure here?",
@@ -82,8 +85,10 @@ def run_demo(directory: Path | None, *, out: TextIO) -> int:
                   ["charge", "billing", "stripe"])),
         ("the same question from another agent's scope (codex) sees only its own history",
          _request("demo-3", codex, "alpha-svc", ["prior_failure"], ["traceback", "ModuleNotFoundError"])),
-        ("a scope that was never enabled is refused",
-         _request("demo-4", claude, "beta-web", ["prior_failure"], ["build"])),
+        ("the same agent's second repository answers from the same config",
+         _request("demo-4", claude, "beta-web", ["file_history", "summary"], ["Button"])),
+        ("a repository that was never enabled is refused",
+         _request("demo-6", claude, "gamma-cli", ["prior_failure"], ["build"])),
         ("a replan trigger is refused at stage 1",
          _request("demo-5", claude, "alpha-svc", ["prior_failure"], ["billing"], trigger="replan_repetition")),
     ]
@@ -92,7 +97,9 @@ def run_demo(directory: Path | None, *, out: TextIO) -> int:
         response = answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config_path)
         _show(out, title, response.envelope, response.exit_code)
         worst = max(worst, 1 if response.exit_code == 1 else 0)
-    out.write("\nTry it yourself:\n")
-    out.write(f"  .venv/bin/obelisk-session-evidence query --db {info.db_path} --config {config_path} "
-              f"--request REQUEST.json\n")
+    sample = root / "request.json"
+    sample.write_text(json.dumps(cases[0][1], indent=2) + "\n", encoding="utf-8")
+    out.write(f"\nsample request: {sample}\n")
+    out.write("Try it yourself:\n")
+    out.write(f"  obelisk-session-evidence query --db {info.db_path} --config {config_path} --request {sample}\n")
     return worst

@@ -346,7 +346,7 @@ def test_reenable_replaces_only_its_own_entry(tmp_path: Path, env: dict[str, str
         root.mkdir()
     assert cli(env, *enable_args(first, sources=("claude",)))[0] == 0
     assert cli(env, *enable_args(second, agent="codex-main", sources=("codex",)))[0] == 0
-    code, doc, _ = cli(env, *enable_args(third, sources=("claude", "codex"), repository="acme-api-v2"))
+    code, doc, _ = cli(env, *enable_args(third, sources=("claude", "codex"), extra=("--replace",)))
     assert code == 0
     assert doc["action"] == "replaced"
     scopes = load_config(config_file(env)).scopes
@@ -354,9 +354,14 @@ def test_reenable_replaces_only_its_own_entry(tmp_path: Path, env: dict[str, str
     mine, other = scopes
     assert mine.roots == (str(third),)
     assert mine.sources == ("claude", "codex")
-    assert mine.repository_id == "acme-api-v2"
+    assert mine.repository_id == REPOSITORY
     assert other.roots == (str(second),)
     assert other.sources == ("codex",)
+    # Another repository of the same agent and project is added beside it, not replacing it.
+    code, doc, _ = cli(env, *enable_args(first, repository="acme-api-v2"))
+    assert (code, doc["action"]) == (0, "enabled")
+    assert [s.repository_id for s in load_config(config_file(env)).scopes] == [REPOSITORY, REPOSITORY,
+                                                                               "acme-api-v2"]
 
 
 def test_disable_removes_and_touches_nothing_else(tmp_path: Path, env: dict[str, str]) -> None:
@@ -542,7 +547,7 @@ def test_worktrees_are_listed_and_bound_only_on_request(git_repo: tuple[Path, Pa
     assert entry.repository_identity.worktrees == (str(worktree),)
     assert entry.repository_identity.remote_digests == (remote_digest("github.com/acme/acme-api"),)
 
-    code, doc, _ = cli(env, *enable_args(repo, extra=("--include-worktrees",)))
+    code, doc, _ = cli(env, *enable_args(repo, extra=("--include-worktrees", "--replace")))
     assert code == 0
     assert doc["action"] == "replaced"
     assert doc["scope"]["roots"] == 2
@@ -551,7 +556,7 @@ def test_worktrees_are_listed_and_bound_only_on_request(git_repo: tuple[Path, Pa
     assert entry.roots == (str(repo), str(worktree))
 
     # Naming the worktree as a root as well never duplicates it.
-    code, doc, _ = cli(env, *enable_args(repo, worktree, extra=("--include-worktrees",)))
+    code, doc, _ = cli(env, *enable_args(repo, worktree, extra=("--include-worktrees", "--replace")))
     assert code == 0
     assert doc["scope"]["roots"] == 2
 

@@ -1,12 +1,18 @@
 """``enable`` and ``disable``: the only writers of the provider config, and of nothing else.
 
-The provider is off until an operator enables one (agent_id, project_id) scope. ``enable`` checks every root,
-records the repository identity, the agent's sources and the stage, and replaces an existing entry with the
-same (agent_id, project_id) key; it never touches another entry, so it can never widen another scope.
-A qualification report, required for ``--stage 2``, is checked whenever one is given (also at stage 1,
-where a report that does not qualify this scope is refused rather than silently ignored). ``disable``
-removes one entry. Neither opens the Obelisk database or any file but the config (and, for
-``--stage 2``, the qualification report it reads).
+The provider is off until an operator enables one (agent_id, project_id, repository_id) scope; one agent and
+project may have several repositories, each its own entry. ``enable`` checks every root, checks each
+``--source`` against the sources the index knows (read-only, one fixed statement: provider/admission/sources.py),
+records the repository identity, the agent's sources and the stage, and adds the entry. An entry with the same
+key is replaced only with ``--replace`` (else ``enable`` refuses, naming the ids it found); no other entry is
+ever touched, so it can never widen another scope. A source the index does not know is refused, naming the
+known ones, unless ``--allow-unknown-source`` (an agent that has not run yet); when the index is missing or
+unreadable the sources cannot be checked: ``enable`` goes ahead and says so (``sources_checked: false``), and
+``status`` reports a scope that matches no session. A qualification report, required for ``--stage 2``, is
+checked whenever one is given (also at stage 1, where a report that does not qualify this scope is refused
+rather than silently ignored). ``disable`` removes one repository's entry (``--repository-id``) or every
+repository of the agent and project, listing them. Only ``enable`` opens the Obelisk database (read-only);
+neither writes any file but the config.
 
 Output: one JSON line on ``out``. Success prints a summary whose roots are digests only; failure prints
 ``{"ok": false, "error": {"code": ..., "detail": ...}}`` with a content-free detail (roots are named by
@@ -244,45 +250,89 @@ def _build_scope(*, agent_id: str, project_id: str, repository_id: str, sources:
     return scope, len(all_roots) - len(clean_roots)
 
 
+def _source_check(db_path: Path | None, sources: Sequence[str], allow_unknown: bool) -> dict[str, Any]:
+    """Refuse a source the index does not know (naming the known ones); disclose when none could be checked."""
+    if db_path is None:
+        return {"sources_checked": False, "sources_not_checked_because": "no_database_given"}
+    from .sources import known_sources
+
+    known, why = known_sources(db_path)
+    if known is None:
+        return {"sources_checked": False, "sources_not_checked_because": why}
+    unknown = [s for s in sources if s not in known]
+    if unknown and not allow_unknown:
+        raise _Refused("unknown_source",
+                       f"--source {', '.join(unknown)} is not a source the index knows; known: "
+                       f"{', '.join(known) or '(none)'} (an agent that has not run yet: --allow-unknown-source)")
+    return {"sources_checked": True, "unknown_sources_allowed": unknown}
+
+
+def _ids(scope: EnabledScope) -> dict[str, str]:
+    return {"agent_id": scope.agent_id, "project_id": scope.project_id, "repository_id": scope.repository_id}
+
+
+def _key(scope: EnabledScope) -> tuple[str, str, str]:
+    return scope.agent_id, scope.project_id, scope.repository_id
+
+
+def _merged(scopes: Sequence[EnabledScope], scope: EnabledScope, *,
+            replace: bool) -> tuple[tuple[EnabledScope, ...], bool]:
+    """The scopes with ``scope`` added, or replacing the entry of the same key (only with ``replace``)."""
+    key = _key(scope)
+    if not any(_key(s) == key for s in scopes):
+        return (*scopes, scope), False
+    if not replace:
+        raise _Refused("already_enabled",
+                       f"agent {scope.agent_id}, project {scope.project_id}, repository {scope.repository_id} "
+                       "is already enabled; pass --replace to replace it")
+    return tuple(scope if _key(s) == key else s for s in scopes), True
+
+
 def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repository_id: str,
                  sources: list[str], roots: list[str], stage: int, include_worktrees: bool,
-                 qualification_report: str | None, out: TextIO) -> int:
-    """Enable (or re-enable, replacing) the (agent_id, project_id) scope. Returns the exit code."""
+                 qualification_report: str | None, out: TextIO, replace: bool = False,
+                 db_path: Path | None = None, allow_unknown_source: bool = False) -> int:
+    """Enable the (agent_id, project_id, repository_id) scope, or replace it with ``replace``. Returns the exit
+    code."""
     try:
         scope, worktrees_bound = _build_scope(
             agent_id=agent_id, project_id=project_id, repository_id=repository_id, sources=sources,
             roots=roots, stage=stage, include_worktrees=include_worktrees,
             qualification_report=qualification_report)
+        checked = _source_check(db_path, scope.sources, allow_unknown_source)
         config = _load(config_path)
-        key = (scope.agent_id, scope.project_id)
-        replaced = any((s.agent_id, s.project_id) == key for s in config.scopes)
-        if replaced:
-            scopes = tuple(scope if (s.agent_id, s.project_id) == key else s for s in config.scopes)
-        else:
-            scopes = (*config.scopes, scope)
+        key = _key(scope)
+        scopes, replaced = _merged(config.scopes, scope, replace=replace)
         _save(config_path, config.model_copy(update={"scopes": scopes}))
     except _Refused as err:
         return _fail(out, err)
     summary = scope_summary(scope)
     summary["worktrees_bound"] = worktrees_bound
-    _emit(out, {"ok": True, "action": "replaced" if replaced else "enabled", "scope": summary})
+    siblings = [s.repository_id for s in scopes if (s.agent_id, s.project_id) == key[:2]]
+    _emit(out, {"ok": True, "action": "replaced" if replaced else "enabled", "scope": summary, **checked,
+                "repositories_of_agent_and_project": siblings})
     return EXIT_OK
 
 
-def disable_scope(*, config_path: Path, agent_id: str, project_id: str, out: TextIO) -> int:
-    """Remove the (agent_id, project_id) entry. Never touches the Obelisk database."""
+def disable_scope(*, config_path: Path, agent_id: str, project_id: str, out: TextIO,
+                  repository_id: str | None = None) -> int:
+    """Remove one repository's entry, or (no ``repository_id``) every repository of the agent and project.
+    Never touches the Obelisk database."""
     try:
         config = _load(config_path)
-        key = (agent_id, project_id)
-        removed = [s for s in config.scopes if (s.agent_id, s.project_id) == key]
+
+        def chosen(s: EnabledScope) -> bool:
+            return (s.agent_id, s.project_id) == (agent_id, project_id) and \
+                (repository_id is None or s.repository_id == repository_id)
+
+        removed = [s for s in config.scopes if chosen(s)]
         if not removed:
-            return _fail(out, _Refused("not_enabled", "no enabled scope for this agent and project"))
-        kept = tuple(s for s in config.scopes if (s.agent_id, s.project_id) != key)
+            what = "agent and project" if repository_id is None else "agent, project and repository"
+            return _fail(out, _Refused("not_enabled", f"no enabled scope for this {what}"))
+        kept = tuple(s for s in config.scopes if not chosen(s))
         _save(config_path, config.model_copy(update={"scopes": kept}))
     except _Refused as err:
         return _fail(out, err)
-    _emit(out, {"ok": True, "action": "disabled",
-                "removed": [{"agent_id": s.agent_id, "project_id": s.project_id,
-                             "repository_id": s.repository_id} for s in removed],
+    _emit(out, {"ok": True, "action": "disabled", "removed": [_ids(s) for s in removed],
                 "remaining_scopes": len(kept)})
     return EXIT_OK
