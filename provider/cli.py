@@ -146,7 +146,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from .status import status_command
 
     return status_command(db_path=_db_path(args), config_path=_config_path(args), fmt=args.format,
-                          out=sys.stdout)
+                          out=sys.stdout, config_must_exist=_config_named(args))
 
 
 def cmd_check_schema(args: argparse.Namespace) -> int:

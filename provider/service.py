@@ -60,6 +60,7 @@ class _Read:
     open_mode: str = ""
     schema: tuple[str, str] = ("", "")  # verdict, nearest pinned snapshot id
     state_key: tuple[object, ...] | None = None  # set when the state may be remembered (see _STATE_CACHE)
+    scope_empty: bool = False  # the enabled scope's sources and roots match no session of the index at all
 
 
 @dataclass
@@ -194,8 +195,16 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, 1200))
+    scope_empty = False
+    if not run.hits and not unmet.get(scope_sql.key, ["unknown template"]):
+        # Nothing found: say whether the scope itself matches any session at all (any time), so a wrong
+        # --source or --root is not mistaken for "no history".
+        from .retrieval.engine import scope_sessions
+
+        ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=scope.roots, since="")
+        scope_empty = not ever
     return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,
-                 schema=(verdict.verdict, verdict.nearest or ""), state_key=state_key)
+                 schema=(verdict.verdict, verdict.nearest or ""), state_key=state_key, scope_empty=scope_empty)
 
 
 def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: ProviderConfig,
@@ -219,7 +228,10 @@ def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: Prov
                                   transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat)
     except DeadlineExceeded:
         return "unknown", {"freshness_deadline_exceeded": True}
-    return report.verdict, report.to_public()
+    detail = report.to_public()
+    # Why the verdict could not be judged, as flags (the detail holds counts only): e.g. no_transcript_home.
+    detail.update({f"unknown_reason_{reason}": 1 for reason in report.unknown_reasons})
+    return report.verdict, detail
 
 
 def _request_id_of(data: Mapping[str, Any]) -> str | None:
@@ -318,6 +330,13 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     deadline.expires_at = started + config.deadline_ms / 1000.0  # the deadline began with the read of the request
     now_s = now()
     since = since_for(admitted, config, now_s)
+    degradations: list[str] = []
+    if admitted.request.revision is not None:
+        from dataclasses import replace
+
+        unrevised = replace(admitted, request=admitted.request.model_copy(update={"revision": None}))
+        if since == since_for(unrevised, config, now_s):
+            degradations.append("revision_unresolved")  # the recency window was used instead
     read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir),
                                   deadline=deadline, vfs=vfs)
     _remember_state(read.state_key, read.state)  # only now: the read was verified unchanged
@@ -352,7 +371,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         "snippets_cut": report.snippets_cut,
         "fetch_ceiling_reached": run.fetch_ceiling_reached,
         "redactions": dict(sorted(Counter(report.redactions).items())),
-        "degradations": list(prepared.degradations),
+        "degradations": [*prepared.degradations, *degradations,
+                         *(["scope_matches_no_session"] if read.scope_empty else [])],
         "total_chars": report.total_chars,
         "elapsed_ms": round((time.monotonic() - started) * 1000.0, 1),
         "since": since[:10] if since else "",

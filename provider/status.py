@@ -51,6 +51,9 @@ class _IndexRead:
     tokenizer: str | None
     rows: tuple[IndexRow, ...]
     index_revision: str | None
+    #: Sessions of the index (any time) each enabled scope's sources and roots match, by position; None when
+    #: the scope template cannot run on this schema.
+    scope_sessions: tuple[int | None, ...] = ()
 
 
 @dataclass
@@ -70,6 +73,7 @@ class StatusReport:
     markers: FreshnessReport | None = None
     transcript_homes: tuple[str, ...] = ()
     scopes: list[tuple[EnabledScope, FreshnessReport | None]] = field(default_factory=list)
+    config_detail: str = ""  # why the config was refused (local view only: it may name the path)
 
     @property
     def overall_freshness(self) -> Verdict | None:
@@ -77,6 +81,11 @@ class StatusReport:
         if not verdicts:
             return None
         return next(v for v in _VERDICT_ORDER if v in verdicts)
+
+    def sessions_in_index(self, position: int) -> int | None:
+        """How many sessions of the index the scope at ``position`` matches (None: could not be counted)."""
+        counts = self.index.scope_sessions if self.index else ()
+        return counts[position] if position < len(counts) else None
 
     def writer_activity(self) -> dict[str, Any]:
         markers = self.markers
@@ -91,9 +100,12 @@ class StatusReport:
         """The JSON view: no local path, no transcript path, no query text (status reads none)."""
         index = self.index
         scopes: list[dict[str, Any]] = []
-        for scope, report in self.scopes:
+        for position, (scope, report) in enumerate(self.scopes):
             entry = scope_summary(scope)
             entry["freshness"] = report.to_public() if report else None
+            sessions = self.sessions_in_index(position)
+            entry["sessions_in_index"] = sessions
+            entry["degradations"] = ["scope_matches_no_session"] if sessions == 0 else []
             scopes.append(entry)
         return {
             "provider_id": PROVIDER_ID,
@@ -125,7 +137,18 @@ def _unit_count(rows: Sequence[IndexRow]) -> int:
     return sum(1 for path, *_ in rows if not (path.startswith("__") and path.endswith("__")))
 
 
-def _read(snap: ReadSnapshot) -> _IndexRead:
+def _scope_session_counts(snap: ReadSnapshot, verdict: Any, scopes: Sequence[EnabledScope]) -> tuple[int | None, ...]:
+    from .retrieval.engine import scope_sessions
+    from .retrieval.templates import scope_template
+
+    template = scope_template()
+    unmet = {t.template: list(t.missing) for t in verdict.templates}
+    if verdict.verdict == "incompatible" or unmet.get(template.key, ["unknown template"]):
+        return tuple(None for _ in scopes)
+    return tuple(len(scope_sessions(snap, template, sources=s.sources, roots=s.roots, since="")[0]) for s in scopes)
+
+
+def _read(snap: ReadSnapshot, scopes: Sequence[EnabledScope] = ()) -> _IndexRead:
     from .index.check_schema import schema_verdict
 
     verdict = schema_verdict(snap)
@@ -137,7 +160,8 @@ def _read(snap: ReadSnapshot) -> _IndexRead:
         state = read_index_state(snap, has_cursor="cursor" in columns, schema_cookie=verdict.schema_cookie,
                                  identity=snap.identity)
         rows, revision = state.rows, state.revision
-    return _IndexRead(verdict.verdict, list(verdict.problems), verdict.tokenizer, rows, revision)
+    return _IndexRead(verdict.verdict, list(verdict.problems), verdict.tokenizer, rows, revision,
+                      _scope_session_counts(snap, verdict, scopes))
 
 
 def _present(path: Path) -> bool:
@@ -149,21 +173,24 @@ def _present(path: Path) -> bool:
         return True
 
 
-def collect_status(*, db_path: Path, config_path: Path, now: Callable[[], float] = time.time) -> StatusReport:
-    """Gather the report. Never raises; a config that cannot be read gives ``config_valid=False``."""
+def collect_status(*, db_path: Path, config_path: Path, now: Callable[[], float] = time.time,
+                   config_must_exist: bool = False) -> StatusReport:
+    """Gather the report. Never raises; a config that cannot be read gives ``config_valid=False`` (and, for
+    the text view only, the detail: it may name the config path)."""
     config_present = _present(config_path)
+    config_detail = ""
     try:
-        config = load_config(config_path)
+        config = load_config(config_path, must_exist=config_must_exist)
         config_valid = True
-    except ConfigInvalid:
-        config, config_valid = ProviderConfig(), False
+    except ConfigInvalid as err:
+        config, config_valid, config_detail = ProviderConfig(), False, err.detail
     report = StatusReport(config_path=config_path, db_path=db_path, config_present=config_present,
                           config_valid=config_valid, config=config, database_present=_present(db_path),
-                          wal_present=os.path.exists(f"{db_path}-wal"))
+                          wal_present=os.path.exists(f"{db_path}-wal"), config_detail=config_detail)
     if report.database_present:
         deadline = Deadline(max(config.deadline_ms, STATUS_DEADLINE_MS))
         try:
-            report.index, mode = read_index(db_path, _read, deadline=deadline)
+            report.index, mode = read_index(db_path, lambda snap: _read(snap, config.scopes), deadline=deadline)
             report.open_mode = mode
         except ProviderError as err:
             report.database_error = err.code
@@ -263,7 +290,7 @@ def render_text(report: StatusReport) -> str:
     pub = report.public()
     config_state = "present" if report.config_present else "absent (nothing enabled)"
     if not report.config_valid:
-        config_state = "UNREADABLE OR INVALID"
+        config_state = "UNREADABLE OR INVALID" + (f": {_safe(report.config_detail)}" if report.config_detail else "")
     if report.database_present:
         db_state = f"present, open mode {report.open_mode}" if report.open_mode else \
             f"present but not readable ({report.database_error})"
@@ -291,15 +318,22 @@ def render_text(report: StatusReport) -> str:
     overall = report.overall_freshness
     lines.append(f"scopes     {len(report.scopes)} enabled"
                  + (f", overall freshness {overall}" if overall else ""))
-    for scope, fresh in report.scopes:
+    for position, (scope, fresh) in enumerate(report.scopes):
         lines.extend(_scope_lines(scope, fresh))
+        sessions = report.sessions_in_index(position)
+        if sessions == 0:
+            lines.append("    sessions   NONE in the index match this scope (scope_matches_no_session): check "
+                         "--source and --root")
+        elif sessions is not None:
+            lines.append(f"    sessions   {sessions} in the index")
     return "\n".join(lines) + "\n"
 
 
 def status_command(*, db_path: Path, config_path: Path, fmt: str, out: TextIO,
-                   now: Callable[[], float] = time.time) -> int:
+                   now: Callable[[], float] = time.time, config_must_exist: bool = False) -> int:
     """Print the status (``fmt`` ``json`` or ``text``). 0 reported, 1 the config could not be read."""
-    report = collect_status(db_path=db_path, config_path=config_path, now=now)
+    report = collect_status(db_path=db_path, config_path=config_path, now=now,
+                            config_must_exist=config_must_exist)
     if fmt == "json":
         out.write(json.dumps(report.public(), ensure_ascii=False, separators=(",", ":")) + "\n")
     else:

@@ -49,7 +49,10 @@ is a partial app build; an in-scope source without any ``__<source>_canonical_tr
 a full replay pending.
 
 Verdict precedence (``verdict.decide_verdict``, the one place it lives):
-    1. ``unknown``    nothing can be judged: no usable root, no supported source, or no readable home;
+    1. ``unknown``    nothing can be judged: no usable root, no supported source, or no readable home
+                      (reason ``no_transcript_home`` when no other reason says why), or the scope's index
+                      rows name files that are all gone and no unit could be checked
+                      (``every_in_scope_file_missing``);
     2. ``incomplete`` any in-scope unit is unindexed;
     3. ``stale``      any unit is stale, the last app build was partial, or a provider marker is missing;
     4. ``unknown``    something could not be judged (unknown cursor, unreadable root/home/file,

@@ -58,6 +58,11 @@ class FreshnessReport:
         }
 
 
+#: Reasons given when nothing in scope could be verified (added to ``unknown_reasons``).
+NO_HOME = "no_transcript_home"
+ALL_GONE = "every_in_scope_file_missing"
+
+
 def decide_verdict(
     *,
     judgeable: bool,
@@ -66,9 +71,14 @@ def decide_verdict(
     app_build_partial: bool,
     missing_markers: bool,
     unknown: bool,
+    nothing_verified: bool = False,
 ) -> Verdict:
-    """The single statement of verdict precedence (package docstring)."""
-    if not judgeable:
+    """The single statement of verdict precedence (package docstring).
+
+    ``nothing_verified``: the scope's index rows name files, but every one of them is gone and no other unit
+    could be checked; that is ``unknown`` (nothing was verified), never ``fresh``.
+    """
+    if not judgeable or nothing_verified:
         return "unknown"
     if unindexed:
         return "incomplete"
@@ -94,13 +104,20 @@ def build_report(
         and markers.app_success < markers.last_build - APP_BUILD_SLACK_MS
     )
     missing = tuple(sorted(s for s in wanted if s not in markers.provider_sources))
+    reasons = set(ctx.reasons)
+    if not judgeable and not reasons & {"unreadable_root", "unsupported_source", "unreadable_home"}:
+        reasons.add(NO_HOME)  # no transcript home was given or found: nothing could be checked
+    nothing_verified = judgeable and tally.in_scope == 0 and tally.missing_on_disk > 0
+    if nothing_verified:
+        reasons.add(ALL_GONE)
     verdict = decide_verdict(
         judgeable=judgeable,
         unindexed=len(tally.unindexed),
         stale=len(tally.stale),
         app_build_partial=partial,
         missing_markers=bool(missing),
-        unknown=bool(ctx.reasons),
+        unknown=bool(reasons),
+        nothing_verified=nothing_verified,
     )
     return FreshnessReport(
         verdict=verdict,
@@ -119,5 +136,5 @@ def build_report(
         app_build_partial=partial,
         missing_provider_markers=missing,
         lines_counted=ctx.lines_counted,
-        unknown_reasons=tuple(sorted(ctx.reasons)),
+        unknown_reasons=tuple(sorted(reasons)),
     )
