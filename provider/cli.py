@@ -117,9 +117,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .contract.models import CONTRACT_MODELS
+    from .contract.models import export_json_schema
 
-    _emit({name: model.model_json_schema() for name, model in CONTRACT_MODELS.items()})
+    _emit(export_json_schema())
     return 0
 
 

@@ -12,9 +12,32 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import obelisk_session_evidence.service as _service
 import pytest
 
+from tests.envelope_schema import CHECKED, check_envelope
+
 REPO = Path(__file__).resolve().parents[1]
+
+# Every envelope the suite produces through answer() is validated against the exported JSON Schema (the
+# `schema` command): the wrapper runs the real answer() and checks what it returned. It is installed before
+# any test module is imported, so `from obelisk_session_evidence.service import answer` gets it too.
+_real_answer = _service.answer
+
+
+def _schema_checked_answer(*args: Any, **kwargs: Any) -> _service.Response:
+    response = _real_answer(*args, **kwargs)
+    check_envelope(response.envelope)
+    return response
+
+
+_service.answer = _schema_checked_answer  # type: ignore[assignment]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if CHECKED:
+        terminalreporter.write_line(f"envelopes validated against the exported JSON Schema: {sum(CHECKED.values())} "
+                                    f"({len(CHECKED)} outcome:code kinds)")
 #: The CLI as a subprocess: the installed package, exactly as ``obelisk-session-evidence`` runs it.
 CLI = (sys.executable, "-m", "obelisk_session_evidence")
 
@@ -57,6 +80,8 @@ class CliResult:
         lines = [ln for ln in self.stdout.splitlines() if ln.strip()]
         assert len(lines) == 1, f"expected exactly one JSON document on stdout, got {len(lines)} lines"
         doc: dict[str, Any] = json.loads(lines[0])
+        if doc.get("schema_version") == "historical_evidence_response_v0":
+            check_envelope(doc)
         return doc
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from ..errors import ERROR_CODES
 
 PROVIDER_ID = "obelisk-session-evidence"
 REQUEST_SCHEMA = "historical_evidence_request_v0"
@@ -69,11 +71,16 @@ class Revision(_Strict):
     merge_base: str | None = None
 
 
+#: A request limit: the schema says ``minimum: 1``; admission refuses a smaller value (``invalid_request``,
+#: naming the field) after the scope checks, so a limit below 1 is refused whatever else the request holds.
+PositiveLimit = Annotated[int, Field(json_schema_extra={"minimum": 1})]
+
+
 class Limits(_Strict):
-    max_sessions: int
-    max_items: int
-    max_snippet_chars: int
-    max_total_chars: int
+    max_sessions: PositiveLimit
+    max_items: PositiveLimit
+    max_snippet_chars: PositiveLimit
+    max_total_chars: PositiveLimit
 
 
 class HistoricalEvidenceRequestV0(_Strict):
@@ -149,10 +156,20 @@ class HistoricalEvidenceReceiptV0(_Strict):
 # plain dicts, so their validators are built on first use rather than at import (cold start).
 
 
+def _known_code(code: str) -> str:
+    if code not in ERROR_CODES:
+        raise ValueError("unknown error code")
+    return code
+
+
+#: One of the error codes of ``provider.errors.ERROR_CODES`` (an enum in the exported schema).
+ErrorCode = Annotated[str, AfterValidator(_known_code), Field(json_schema_extra={"enum": list(ERROR_CODES)})]
+
+
 class ErrorInfo(_Strict):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
-    code: str
+    code: ErrorCode
     retryable: bool
     detail: str
 
@@ -180,3 +197,42 @@ CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     RECEIPT_SCHEMA: HistoricalEvidenceReceiptV0,
     RESPONSE_SCHEMA: HistoricalEvidenceResponseV0,
 }
+
+
+def _drop_null_from_optional(node: Any) -> None:
+    """In place: an optional (not required) property is absent or its type, never ``null``; required
+    properties keep their ``null`` (the envelope's ``request_id``, ``error``, ``result``, ``receipt``)."""
+    if isinstance(node, dict):
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            required = set(node.get("required", ()))
+            for name, prop in properties.items():
+                if name in required or not isinstance(prop, dict):
+                    continue
+                options = prop.get("anyOf")
+                if isinstance(options, list):
+                    kept = [o for o in options if o != {"type": "null"}]
+                    if len(kept) != len(options):
+                        prop.pop("anyOf")
+                        if len(kept) == 1:
+                            prop.update(kept[0])
+                        else:
+                            prop["anyOf"] = kept
+                if prop.get("default", 0) is None:
+                    prop.pop("default")
+        for value in node.values():
+            _drop_null_from_optional(value)
+    elif isinstance(node, list):
+        for value in node:
+            _drop_null_from_optional(value)
+
+
+def export_json_schema() -> dict[str, Any]:
+    """The JSON Schema of every contract type, as the ``schema`` command prints it: the runtime contract
+    (optional fields are not null-able, limits have ``minimum: 1``, ``error.code`` is an enum)."""
+    out: dict[str, Any] = {}
+    for name, model in CONTRACT_MODELS.items():
+        schema = model.model_json_schema()
+        _drop_null_from_optional(schema)
+        out[name] = schema
+    return out
