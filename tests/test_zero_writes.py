@@ -8,6 +8,8 @@
 * Byte identity: sha256 and listing (names, sizes, mtimes) of the folder before and after 50 mixed requests.
 * A read-only directory and a read-only copy, with the provider running as the unprivileged user ``nobody``
   (root ignores permission bits, so a root-run test would prove nothing).
+* strace of whole ``query``, ``serve --stdio`` and ``status`` processes (children included): no syscall that
+  creates, writes, removes, renames or re-modes any file, anywhere.
 """
 
 from __future__ import annotations
@@ -628,3 +630,64 @@ def test_read_only_copy_as_nobody_answers_and_is_unchanged(
     assert folder_state(folder) == before
     assert watch.writes() == []
     print("\nZERO-WRITES ro-copy (0444) as nobody: ok unchanged=True")
+
+
+# --------------------------------------------------------------------------------------------------------
+# 4. strace: no file created or written by query, serve or status (issue 10, done-when)
+# --------------------------------------------------------------------------------------------------------
+
+#: Syscalls that create, write, remove, rename or re-mode a file. ``openat`` is judged by its flags.
+_WRITING_CALLS = ("creat", "mkdir", "mkdirat", "unlink", "unlinkat", "rename", "renameat", "renameat2", "link",
+                  "linkat", "symlink", "symlinkat", "truncate", "ftruncate", "chmod", "fchmod", "fchmodat",
+                  "chown", "fchown", "fchownat", "lchown", "utime", "utimes", "utimensat", "futimesat", "mknod",
+                  "mknodat")
+_WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
+#: Device files a process may open read-write without writing a file (subprocess stdin=DEVNULL, ...).
+_DEVICES = ("/dev/null", "/dev/tty", "/dev/urandom")
+
+
+def _file_writes(trace: Path) -> list[str]:
+    found: list[str] = []
+    for line in trace.read_text(encoding="utf-8", errors="replace").splitlines():
+        call = line.split(" ", 1)[-1].split("(", 1)[0].strip()
+        if "= -1 " in line:  # refused by the kernel: nothing happened
+            continue
+        if call in ("open", "openat", "openat2"):
+            quoted = line.split('"')[1] if '"' in line else ""
+            if any(flag in line for flag in _WRITE_FLAGS) and quoted not in _DEVICES:
+                found.append(line[:240])
+        elif call in _WRITING_CALLS:
+            found.append(line[:240])
+    return found
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace not installed (.ci/run installs it)")
+def test_strace_sees_no_file_written_by_query_serve_or_status(built: Built, tmp_path: Path) -> None:
+    db = _copy_db(built.db, tmp_path / "strace")
+    requests = mixed_requests(built.manifest, 12)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OBELISK")}, "HOME": str(tmp_path),
+           # the interpreter's own bytecode cache is not the provider's (the wheel install precompiles it)
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    runs = {
+        "query": (["query", "--db", str(db), "--config", str(built.config)], requests[0]),
+        "query-revision": (["query", "--db", str(db), "--config", str(built.config)],
+                           json.dumps(make_request(revision={"current": "HEAD~1"})).encode()),
+        "serve": (["serve", "--stdio", "--db", str(db), "--config", str(built.config)], b"\n".join(requests)),
+        "status-json": (["status", "--format", "json", "--db", str(db), "--config", str(built.config)], b""),
+        "status-text": (["status", "--db", str(db), "--config", str(built.config)], b""),
+    }
+    syscalls = 0
+    before = folder_state(db.parent)
+    for name, (args, stdin) in runs.items():
+        trace = tmp_path / f"{name}.trace"
+        proc = subprocess.run(["strace", "-f", "-qq", "-s", "512", "-o", str(trace),
+                               "-e", "trace=%file,%desc,%process", sys.executable, "-m", "obelisk_session_evidence",
+                               *args], input=stdin, capture_output=True, env=env, cwd=tmp_path, timeout=300,
+                              check=False)
+        assert b"Traceback" not in proc.stderr, proc.stderr[-2000:]
+        assert proc.stdout.strip(), name
+        writes = _file_writes(trace)
+        assert writes == [], (name, writes[:10])
+        syscalls += len(trace.read_text(errors="replace").splitlines())
+    assert folder_state(db.parent) == before
+    print(f"\nZERO-WRITES strace: commands={sorted(runs)} syscalls_seen={syscalls} file_writes=0")
