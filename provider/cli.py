@@ -180,9 +180,13 @@ def cmd_qualify(args: argparse.Namespace) -> int:
     if args.work_dir and Path(args.work_dir).exists() and any(Path(args.work_dir).iterdir()):
         sys.stderr.write(f"{PROG} qualify: --work-dir must be a new or empty directory\n")
         return 2
-    return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope, seed=args.seed,
-                           extra_sessions=args.extra_sessions, subprocess_cases=args.subprocess_cases,
-                           work_dir=Path(args.work_dir) if args.work_dir else None)
+    from .progress import progress
+
+    with progress("qualifying (corpus, three arms per case)"):  # on a terminal only; quiet when piped
+        return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope,
+                               seed=args.seed, extra_sessions=args.extra_sessions,
+                               subprocess_cases=args.subprocess_cases,
+                               work_dir=Path(args.work_dir) if args.work_dir else None)
 
 
 #: sysexits.h EX_USAGE: the command line itself was wrong (distinct from a rejected request's 2).
@@ -203,16 +207,48 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EX_USAGE)
 
 
+#: The exit-code table, shown by ``--help`` (the README's table says the same).
+EXIT_TABLE = """exit codes:
+  query, serve (per line): 0 ok, 2 rejected (no result), 3 failed (typed empty result and receipt),
+                           1 internal error (still one JSON envelope)
+  enable, disable:         0 done, 2 refused, 1 the config could not be read or written
+  status:                  0 reported, 1 the config could not be read
+  check-schema:            0 exact or compatible, 1 degraded, 2 incompatible or unreadable
+  qualify:                 0 every scope passed, 1 otherwise
+  any command:             64 usage error (bad arguments; nothing on stdout)"""
+
+#: One example per command (shown at the end of that command's --help).
+EXAMPLES: dict[str, str] = {
+    "query": f"{PROG} query --request request.json      # or: {PROG} query < request.json",
+    "serve": f"jq -c . request.json | {PROG} serve --stdio      # one request per line",
+    "enable": f"{PROG} enable --agent-id claude-main --project-id acme --repository-id acme-api "
+              "--source claude --root ~/src/acme-api",
+    "disable": f"{PROG} disable --agent-id claude-main --project-id acme --repository-id acme-api",
+    "status": f"{PROG} status --format json",
+    "check-schema": f"{PROG} check-schema --format json",
+    "schema": f"{PROG} schema > contract.schema.json",
+    "qualify": f"{PROG} qualify --out qualification --format md",
+    "demo": f"{PROG} demo --dir ./demo-index",
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Read-only, scoped, bounded historical evidence from an Obelisk session index "
                     "(RFC historical_evidence_*_v0).",
+        epilog=EXIT_TABLE, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from ._version import PROVIDER_VERSION
 
-    parser.add_argument("--version", action="version", version=f"{PROG} {PROVIDER_VERSION}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {PROVIDER_VERSION}",
+                        help="print the provider version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=summary, description=summary,
+                              epilog=f"example:\n  {EXAMPLES[name]}\n\n{EXIT_TABLE}",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
 
     def common(p: argparse.ArgumentParser, db: bool = True) -> None:
         if db:
@@ -220,24 +256,30 @@ def _parser() -> argparse.ArgumentParser:
                            help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
         p.add_argument("--config", metavar="PATH",
                        help="provider config (default: $OBELISK_SESSION_EVIDENCE_CONFIG, else the "
-                            "platform config dir)")
+                            "platform config dir); a named config must exist")
 
-    q = sub.add_parser("query", help="answer one historical_evidence_request_v0 (JSON on stdin or --request)")
+    def ids(p: argparse.ArgumentParser, *, repository_required: bool, what: str) -> None:
+        p.add_argument("--agent-id", required=True, metavar="A", help=f"agent id {what} (as in the request)")
+        p.add_argument("--project-id", required=True, metavar="P", help=f"project id {what}")
+        if repository_required:
+            p.add_argument("--repository-id", required=True, metavar="R", help=f"repository id {what}")
+
+    q = command("query", "answer one historical_evidence_request_v0 (JSON on stdin or --request)")
     common(q)
-    q.add_argument("--request", metavar="FILE", help="read the request from FILE instead of stdin")
+    q.add_argument("--request", metavar="FILE", help="read the request from FILE (a regular file) instead of "
+                                                     "stdin; - means stdin")
     q.set_defaults(func=cmd_query)
 
-    s = sub.add_parser("serve", help="answer one request per stdin line, one envelope per stdout line")
+    s = command("serve", "answer one request per stdin line, one envelope per stdout line")
     common(s)
     s.add_argument("--stdio", action="store_true", required=True, help="line-delimited JSON over stdio")
     s.set_defaults(func=cmd_serve)
 
-    e = sub.add_parser("enable", help="enable one agent/project/repository scope (default-off until then)")
-    e.add_argument("--agent-id", required=True)
-    e.add_argument("--project-id", required=True)
-    e.add_argument("--repository-id", required=True)
+    e = command("enable", "enable one agent/project/repository scope (default-off until then)")
+    ids(e, repository_required=True, what="to enable")
     e.add_argument("--source", action="append", required=True, metavar="S",
-                   help="Obelisk source the agent writes (claude, codex, kimi, pi, ...); repeatable")
+                   help="Obelisk source the agent writes (claude, codex, kimi, pi, ...), checked against the "
+                        "index; repeatable")
     e.add_argument("--root", action="append", required=True, metavar="DIR",
                    help="repository root directory; repeatable")
     e.add_argument("--stage", type=int, choices=(1, 2), default=1,
@@ -253,35 +295,39 @@ def _parser() -> argparse.ArgumentParser:
     common(e)
     e.set_defaults(func=cmd_enable)
 
-    d = sub.add_parser("disable", help="remove an enablement (never touches Obelisk's data)")
-    d.add_argument("--agent-id", required=True)
-    d.add_argument("--project-id", required=True)
-    d.add_argument("--repository-id", help="disable only this repository (default: every repository of the "
-                                           "agent and project, listed)")
+    d = command("disable", "remove an enablement (never touches Obelisk's data)")
+    ids(d, repository_required=False, what="to disable")
+    d.add_argument("--repository-id", metavar="R", help="disable only this repository (default: every "
+                                                        "repository of the agent and project, listed)")
     common(d, db=False)
     d.set_defaults(func=cmd_disable)
 
-    st = sub.add_parser("status", help="versions, database, schema verdict, freshness, enabled scopes")
+    st = command("status", "versions, database, schema verdict, freshness, ceilings, enabled scopes")
     common(st)
-    st.add_argument("--format", choices=("text", "json"), default="text")
+    st.add_argument("--format", choices=("text", "json"), default="text",
+                    help="text (local operator, plain paths) or json (content-free, no path); default text")
     st.set_defaults(func=cmd_status)
 
-    cs = sub.add_parser("check-schema", help="compare the live schema with the pinned snapshots")
-    cs.add_argument("--db", metavar="PATH")
-    cs.add_argument("--format", choices=("text", "json"), default="text")
-    cs.add_argument("--snapshot-out", metavar="FILE", help="capture a new snapshot (maintainers)")
+    cs = command("check-schema", "compare the live schema with the pinned snapshots")
+    cs.add_argument("--db", metavar="PATH",
+                    help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
+    cs.add_argument("--format", choices=("text", "json"), default="text",
+                    help="text (may show the database path) or json (a digest instead); default text")
+    cs.add_argument("--snapshot-out", metavar="FILE", help="capture the live schema as a new snapshot file "
+                                                           "(maintainers)")
     cs.set_defaults(func=cmd_check_schema)
 
-    sc = sub.add_parser("schema", help="print the JSON Schema of every contract type")
+    sc = command("schema", "print the JSON Schema of every contract type")
     sc.set_defaults(func=cmd_schema)
 
-    ql = sub.add_parser("qualify", help="Stage 0 qualification on a generated matched corpus; writes reports")
+    ql = command("qualify", "Stage 0 qualification on a generated matched corpus; writes reports")
     ql.add_argument("--out", metavar="DIR", default="qualification",
                     help="report folder (default: ./qualification)")
-    ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout")
-    ql.add_argument("--agent-id", help="qualify this scope (with --project-id, --repository-id, --source)")
-    ql.add_argument("--project-id")
-    ql.add_argument("--repository-id")
+    ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout (default json)")
+    ql.add_argument("--agent-id", metavar="A",
+                    help="qualify this scope (with --project-id, --repository-id, --source)")
+    ql.add_argument("--project-id", metavar="P", help="project id of the scope to qualify")
+    ql.add_argument("--repository-id", metavar="R", help="repository id of the scope to qualify")
     ql.add_argument("--source", action="append", metavar="S", help="claude or codex; repeatable")
     ql.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     ql.add_argument("--extra-sessions", type=int, default=24, metavar="N",
@@ -291,7 +337,8 @@ def _parser() -> argparse.ArgumentParser:
     ql.add_argument("--work-dir", metavar="DIR", help="build the corpus here and keep it (default: a temp dir)")
     ql.set_defaults(func=cmd_qualify)
 
-    dm = sub.add_parser("demo", help="build a demo index and config, run representative requests")
+    dm = command("demo", "build a demo index and config, enable both demo repositories, run representative "
+                         "requests, write a sample request")
     dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")
     dm.set_defaults(func=cmd_demo)
     return parser

@@ -124,6 +124,10 @@ class StatusReport:
             "transcript_homes": len(self.transcript_homes),
             "writer_activity": self.writer_activity(),
             "freshness": self.overall_freshness,
+            "deadline_ms": self.config.deadline_ms,
+            "recency_days": self.config.recency_days,
+            "revision_slack_days": self.config.revision_slack_days,
+            "ceilings": self.config.ceilings.model_dump(),
             "enabled_scopes": len(self.scopes),
             "scopes": scopes,
         }
@@ -315,6 +319,9 @@ def render_text(report: StatusReport) -> str:
         lines.append(f"writer     {heartbeat_text}; last build {_age(writer['last_build_age_ms'])}; "
                      f"last app build partial: {_yes(writer['app_build_partial'])}; "
                      f"-wal file: {_yes(report.wal_present)}")
+    ceilings = ", ".join(f"{k} {v}" for k, v in pub["ceilings"].items())
+    lines.append(f"limits     deadline {pub['deadline_ms']} ms; recency window {pub['recency_days']} days "
+                 f"(revision slack {pub['revision_slack_days']} days); ceilings: {ceilings}")
     overall = report.overall_freshness
     lines.append(f"scopes     {len(report.scopes)} enabled"
                  + (f", overall freshness {overall}" if overall else ""))

@@ -54,8 +54,9 @@ def _check_limits(limits: Limits, config: ProviderConfig) -> None:
         value = getattr(limits, name)
         if value < 1:
             raise InvalidRequest(f"limits.{name} must be a positive integer")
-        if value > getattr(ceilings, name):
-            raise LimitOverCeiling(f"limits.{name} is above the provider ceiling")
+        ceiling = getattr(ceilings, name)
+        if value > ceiling:
+            raise LimitOverCeiling(f"limits.{name} is above the provider ceiling of {ceiling}")
 
 
 def _check_terms(terms: list[str], config: ProviderConfig) -> tuple[str, ...]:
