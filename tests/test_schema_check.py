@@ -487,13 +487,18 @@ def test_cli_exit_codes_and_json_shape(built: dict[str, Path], current_copy: Pat
             document = json.loads(proc.stdout)
             assert document["verdict"] == verdict
             assert document["exit_code"] == code
-            assert {"command", "db", "open_mode", "nearest_snapshot", "exact", "live_digest", "schema_cookie",
-                    "differences", "problems", "tokenizer", "templates", "skipped_templates",
-                    "skipped_evidence_types", "freshness_markers", "snapshot_out", "error"} <= set(document)
+            assert {"command", "db_digest", "open_mode", "nearest_snapshot", "exact", "live_digest",
+                    "schema_cookie", "differences", "problems", "problems_explained", "likely_renames", "tokenizer",
+                    "templates", "skipped_templates", "skipped_evidence_types", "freshness_markers",
+                    "snapshot_out", "error", "next_step"} <= set(document)
+            assert str(db) not in proc.stdout and document["db_digest"].startswith("sha256:")
+            assert (document["next_step"] is None) == (verdict == "exact")
             for difference in document["differences"]:
                 assert set(difference) == {"kind", "object", "detail", "additive"}
             for template in document["templates"]:
-                assert set(template) == {"template", "evidence_type", "runnable", "missing"}
+                assert set(template) == {"template", "evidence_type", "runnable", "missing", "state"}
+                if verdict == "incompatible":  # the table agrees with the verdict: nothing runs
+                    assert template["runnable"] is False and template["state"] == "not run: schema incompatible"
 
 
 def test_text_report_names_everything(built: dict[str, Path]) -> None:
@@ -559,3 +564,78 @@ def test_heartbeat_and_marker_ages(current_copy: Path) -> None:
     markers = json.loads(out.getvalue())["freshness_markers"]
     assert code == 0
     assert markers["app_heartbeat"] == {"present": True, "age_ms": 30_000.0, "fresh": True}
+
+
+# --- check-schema is consistent and actionable (issue 10.9) ---------------------------------------------
+
+
+def redeclare(db: Path, table: str, old: str, new: str) -> None:
+    """Rewrite one table's declaration in place (a copy only): type, NOT NULL or COLLATE of a column."""
+    con = _connect(db)
+    try:
+        cookie = con.execute("PRAGMA schema_version").fetchone()[0]
+        con.execute("PRAGMA writable_schema=ON")
+        changed = con.execute("UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE name = ? AND type = 'table'",
+                              (old, new, table)).rowcount
+        con.execute(f"PRAGMA schema_version={cookie + 1}")
+        con.execute("PRAGMA writable_schema=OFF")
+    finally:
+        con.close()
+    assert changed == 1
+    assert _connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.parametrize(("old", "new", "detail"), [
+    ("title TEXT,", "title VARCHAR(200),", "TEXT -> VARCHAR(200)"),
+    ("title TEXT,", "title TEXT NOT NULL DEFAULT '',", "TEXT -> TEXT NOT NULL DEFAULT ''"),
+    ("title TEXT,", "title TEXT COLLATE NOCASE,", "TEXT -> TEXT COLLATE NOCASE"),
+])
+def test_changed_type_notnull_or_collation_is_a_difference(current_copy: Path, old: str, new: str,
+                                                           detail: str) -> None:
+    redeclare(current_copy, "sessions", old, new)
+    verdict = verdict_of(current_copy)
+    assert verdict.verdict == "compatible"
+    assert Difference("retyped_column", "sessions.title", detail) in verdict.differences
+
+
+@pytest.mark.parametrize("column", ["project_path", "source"])
+def test_collation_change_on_a_scope_column_is_incompatible(current_copy: Path, column: str) -> None:
+    old = {"project_path": "project_path TEXT,", "source": "source TEXT DEFAULT 'claude'"}[column]
+    new = old.replace(" TEXT", " TEXT COLLATE NOCASE")
+    redeclare(current_copy, "sessions", old, new)
+    verdict = verdict_of(current_copy)
+    assert verdict.verdict == "incompatible"
+    assert any(p.startswith(f"scope column sessions.{column} has collation NOCASE") for p in verdict.problems)
+    proc = run("--db", str(current_copy))
+    assert proc.returncode == 2 and "not run: schema incompatible" in proc.stdout
+    assert "runnable" not in proc.stdout.split("Templates:")[1].split("Skipped")[0]
+
+
+def test_likely_rename_core_reason_and_next_step(current_copy: Path) -> None:
+    execute(current_copy, "ALTER TABLE sessions RENAME COLUMN project_path TO project_dir")
+    proc = run("--db", str(current_copy))
+    assert proc.returncode == 2
+    assert "Likely renamed" in proc.stdout
+    assert "sessions.project_path -> sessions.project_dir (TEXT)" in proc.stdout
+    assert "missing column sessions.project_path (core: the scope check compares it with the enabled roots)" \
+        in proc.stdout
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("Next step: ")
+    assert "--snapshot-out" in proc.stdout.rstrip().splitlines()[-1]
+    document = json.loads(run("--db", str(current_copy), "--format", "json").stdout)
+    assert document["likely_renames"] == [{"table": "sessions", "from": "sessions.project_path",
+                                           "to": "sessions.project_dir", "type": "TEXT"}]
+    assert "pin the Obelisk version" in document["next_step"]
+
+
+def test_every_non_exact_verdict_ends_with_a_next_step(built: dict[str, Path], current_copy: Path,
+                                                       tmp_path: Path) -> None:
+    execute(current_copy, "CREATE TABLE extra_table (x TEXT)")
+    for db, verdict in ((built["current"], "exact"), (built["legacy"], "degraded"), (current_copy, "compatible"),
+                        (tmp_path / "none.sqlite", "unreadable")):
+        proc = run("--db", str(db))
+        assert proc.stdout.startswith(f"check-schema: {verdict}"), proc.stdout[:200]
+        last = proc.stdout.rstrip().splitlines()[-1]
+        assert last.startswith("Next step: ") == (verdict != "exact"), (verdict, last)
+        document = json.loads(run("--db", str(db), "--format", "json").stdout)
+        assert (document["next_step"] is None) == (verdict == "exact")
+        assert str(db) not in json.dumps(document)

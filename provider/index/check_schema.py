@@ -3,7 +3,8 @@
 Verdicts, most severe first (the first that applies wins):
 
 ``incompatible``
-    a core table or column is missing (``live_schema.CORE_COLUMNS``), ``messages_fts`` is missing or not
+    a core table or column is missing (``live_schema.CORE_COLUMNS``; :data:`CORE_REASONS` says why each is
+    core), a scope column (:data:`SCOPE_COLUMNS`) has a collation other than BINARY, ``messages_fts`` is missing or not
     FTS5, its content table is not ``messages`` or its ``content_rowid`` not ``rowid``, or its tokenizer is
     unknown. Requests fail with ``schema_incompatible``.
 ``degraded``
@@ -20,7 +21,9 @@ Verdicts, most severe first (the first that applies wins):
 :func:`schema_verdict` is computed inside the request's read snapshot and cached in-process by the database
 file's identity (device, inode) and SQLite's schema cookie, so a long-lived ``serve`` process pays for the
 introspection once per schema. Exit codes of :func:`check_schema_command`: 0 exact or compatible,
-1 degraded, 2 incompatible, unreadable or missing.
+1 degraded, 2 incompatible, unreadable or missing. The operator view shows the template table consistent with
+the verdict (nothing runs when incompatible), calls out likely renames, and ends every non-exact verdict with a
+next step; its JSON form names the database by a digest only (the text form, for the local operator, by path).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO
 
+from ..admission.identity import path_digest
 from ..errors import ProviderError
 from ..retrieval.templates import SCOPE_KIND, TEMPLATE_DIR, load_templates
 from .connection import Deadline, ReadSnapshot, read_index
@@ -117,7 +121,11 @@ class SchemaVerdict:
             "problems": list(self.problems),
             "tokenizer": {"name": self.tokenizer, "spec": self.tokenizer_spec, "wraps": self.tokenizer_wraps,
                           "known": self.tokenizer is not None},
-            "templates": [t.to_dict() for t in self.templates],
+            "templates": [{**t.to_dict(), "state": template_state(self, t),
+                           "runnable": t.runnable and self.verdict != "incompatible"} for t in self.templates],
+            "problems_explained": [explain_problem(p) for p in self.problems],
+            "likely_renames": likely_renames(self.differences),
+            "next_step": next_step(self),
             "skipped_templates": list(self.skipped_templates),
             "skipped_evidence_types": list(self.skipped_evidence_types),
         }
@@ -133,10 +141,106 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+#: Why each core column is core (``live_schema.CORE_COLUMNS``): what breaks without it.
+CORE_REASONS: Final[dict[str, str]] = {
+    "sessions.id": "every row is tied to its session by it",
+    "sessions.title": "session-title summaries",
+    "sessions.project_path": "the scope check compares it with the enabled roots",
+    "sessions.started_at": "the recency window and observed_at",
+    "sessions.ended_at": "the recency window",
+    "sessions.git_branch": "revision evidence",
+    "messages.uuid": "message refs and tool joins",
+    "messages.session_id": "the scope re-check of every message",
+    "messages.timestamp": "observed_at and the recency window",
+    "messages.role": "failure and decision narration is assistant text",
+    "messages.text": "the FTS content searched",
+    "messages.cwd": "the scope re-check of message paths",
+    "tool_calls.id": "tool results are joined to their calls by it",
+    "tool_calls.message_uuid": "message refs",
+    "tool_calls.session_id": "the scope re-check of every tool call",
+    "tool_calls.name": "tool outcomes and file history",
+    "tool_calls.input_json": "commands and edited paths",
+    "tool_calls.file_path": "file history",
+    "tool_results.tool_use_id": "tool results are joined to their calls by it",
+    "tool_results.message_uuid": "message refs",
+    "tool_results.session_id": "the scope re-check of every tool result",
+    "tool_results.content": "tool output (prior failures)",
+    "tool_results.is_error": "failed tool outcomes",
+    "index_state.jsonl_path": "freshness",
+    "index_state.mtime": "freshness",
+    "index_state.lines_processed": "freshness",
+}
+
+#: Columns the scope checks compare byte for byte: a collation other than BINARY on one of them would change
+#: which rows the scope admits (e.g. NOCASE makes /src/Acme equal /src/acme), so the schema is incompatible.
+SCOPE_COLUMNS: Final[dict[str, tuple[str, ...]]] = {
+    "sessions": ("id", "source", "project_path"),
+    "messages": ("session_id", "cwd"),
+    "tool_calls": ("session_id",),
+    "tool_results": ("session_id",),
+    "summaries": ("session_id",),
+}
+
+
+def scope_collation_problems(captured: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    for table in captured.get("tables", ()):
+        for column in table.get("columns", ()):
+            if column["name"] in SCOPE_COLUMNS.get(table["name"], ()) and column.get("collation"):
+                problems.append(f"scope column {table['name']}.{column['name']} has collation "
+                                f"{column['collation']} (scope checks compare it byte for byte)")
+    return problems
+
+
+def explain_problem(problem: str) -> str:
+    """A problem text with, for a missing core column, why that column is core."""
+    if problem.startswith("missing column "):
+        reason = CORE_REASONS.get(problem.removeprefix("missing column "))
+        if reason:
+            return f"{problem} (core: {reason})"
+    return problem
+
+
+def likely_renames(differences: Sequence[Difference]) -> list[dict[str, str]]:
+    """One column missing and one added in the same table, of the same declared type: likely a rename."""
+    out: list[dict[str, str]] = []
+    tables = {d.object.split(".", 1)[0] for d in differences if d.kind in ("missing_column", "added_column")}
+    for table in sorted(tables):
+        gone = [d for d in differences if d.kind == "missing_column" and d.object.startswith(table + ".")]
+        new = [d for d in differences if d.kind == "added_column" and d.object.startswith(table + ".")]
+        if len(gone) == 1 and len(new) == 1 and gone[0].detail.split()[:1] == new[0].detail.split()[:1]:
+            out.append({"table": table, "from": gone[0].object, "to": new[0].object,
+                        "type": (gone[0].detail.split() or ["(no type)"])[0]})
+    return out
+
+
+def next_step(verdict: SchemaVerdict) -> str | None:
+    """What to do about a non-exact verdict (None when exact)."""
+    if verdict.verdict == "exact":
+        return None
+    capture_hint = ("capture this schema with `check-schema --snapshot-out FILE` and review the differences "
+                    "against the templates (maintainers), or pin the Obelisk version that wrote the nearest "
+                    f"snapshot ({verdict.nearest or 'none pinned'})")
+    if verdict.verdict == "incompatible":
+        return ("requests fail with schema_incompatible until this is fixed: pin the Obelisk version that wrote "
+                f"a pinned snapshot ({verdict.nearest or 'none pinned'}), or, for a maintainer, {capture_hint}")
+    if verdict.verdict == "degraded":
+        return (f"the skipped evidence types stay unavailable on this schema: {capture_hint}")
+    return f"answers are served; to make the verdict exact, {capture_hint}"
+
+
+def template_state(verdict: SchemaVerdict, template: TemplateVerdict) -> str:
+    """The template table's word for one template, consistent with the verdict: nothing runs when the schema
+    is incompatible."""
+    if verdict.verdict == "incompatible":
+        return "not run: schema incompatible"
+    return "runnable" if template.runnable else "skipped: missing " + ", ".join(template.missing)
+
+
 def _judge(live: LiveSchema, captured: dict[str, Any], snapshots: Sequence[dict[str, Any]],
            template_dir: Path) -> SchemaVerdict:
     pinned, differences = nearest(captured, snapshots)
-    problems = tuple(core_problems(live))
+    problems = tuple(core_problems(live)) + tuple(scope_collation_problems(captured))
     templates = tuple(
         TemplateVerdict(t.key, t.evidence_type, tuple(unmet_needs(live, t.needs)))
         for t in load_templates(template_dir)
@@ -300,29 +404,41 @@ def render_text(verdict: SchemaVerdict, markers: dict[str, Any], *, db_path: Pat
     if verdict.differences:
         lines += _table([["KIND", "OBJECT", "ADDITIVE", "DETAIL"]] + [
             [d.kind, d.object, "yes" if d.additive else "no", d.detail] for d in verdict.differences])
+    renames = likely_renames(verdict.differences)
+    if renames:
+        lines += ["", "Likely renamed (one column missing and one added in the same table, same type):"]
+        lines += [f"  - {r['from']} -> {r['to']} ({r['type']})" for r in renames]
     if verdict.problems:
-        lines += ["", "Incompatible because:"] + [f"  - {p}" for p in verdict.problems]
+        lines += ["", "Incompatible because:"] + [f"  - {explain_problem(p)}" for p in verdict.problems]
     lines += ["", "Templates:"]
     template_rows = [["TEMPLATE", "EVIDENCE TYPE", "VERDICT"]]
     for t in verdict.templates:
-        state = "runnable" if t.runnable else "skipped: missing " + ", ".join(t.missing)
-        template_rows.append([t.template, t.evidence_type, state])
+        template_rows.append([t.template, t.evidence_type, template_state(verdict, t)])
     lines += _table(template_rows)
     skipped = verdict.skipped_evidence_types
     lines.append(f"Skipped evidence types: {', '.join(skipped) if skipped else 'none'}")
     lines += ["", "Freshness markers:", *_marker_lines(markers)]
     if snapshot_out:
         lines += ["", f"Snapshot written to {snapshot_out}"]
+    step = next_step(verdict)
+    if step:
+        lines += ["", f"Next step: {step}"]
     return "\n".join(lines) + "\n"
+
+
+UNREADABLE_STEP = ("check --db (or $OBELISK_DB) names the Obelisk database and that this user can read it; "
+                   "run check-schema again")
 
 
 def _failure(out: TextIO, fmt: str, *, db_path: Path, code: str, detail: str) -> int:
     if fmt == "json":
         out.write(json.dumps({"command": "check-schema", "verdict": "unreadable", "exit_code": 2,
-                              "db": str(db_path), "error": {"code": code, "detail": detail}},
+                              "db_digest": path_digest(str(db_path)), "error": {"code": code, "detail": detail},
+                              "next_step": UNREADABLE_STEP},
                              sort_keys=True, indent=2) + "\n")
     else:
-        out.write(f"check-schema: unreadable (exit 2)\n\n{detail} ({code})\ndatabase: {db_path}\n")
+        out.write(f"check-schema: unreadable (exit 2)\n\n{detail} ({code})\ndatabase: {db_path}\n\n"
+                  f"Next step: {UNREADABLE_STEP}\n")
     return EXIT_FOR["unreadable"]
 
 
@@ -360,7 +476,8 @@ def check_schema_command(*, db_path: Path, fmt: str, snapshot_out: str | None, o
             return _failure(out, fmt, db_path=db_path, code="snapshot_out_unwritable",
                             detail=f"cannot write the snapshot file ({type(exc).__name__})")
     if fmt == "json":
-        document = {"command": "check-schema", "exit_code": verdict.exit_code, "db": str(db_path),
+        document = {"command": "check-schema", "exit_code": verdict.exit_code,
+                    "db_digest": path_digest(str(db_path)),
                     "open_mode": open_mode, **verdict.to_dict(), "freshness_markers": markers,
                     "snapshot_out": written, "error": None}
         out.write(json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")

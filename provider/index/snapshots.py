@@ -102,13 +102,45 @@ def _top_level_where(sql: str) -> str | None:
     return None
 
 
-def _table_columns(snap: ReadSnapshot, table: str) -> list[dict[str, Any]]:
+_COLUMN_NAME = re.compile(r'^\s*("(?:[^"]|"")+"|`[^`]+`|\[[^\]]+\]|[^\s(]+)')
+_COLLATE = re.compile(r"\bCOLLATE\s+[\"'`\[]?(\w+)", re.IGNORECASE)
+_TABLE_CONSTRAINT = ("CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN")
+
+
+def column_collations(create_sql: str) -> dict[str, str]:
+    """Declared non-default collations of a CREATE TABLE's columns, by lower-cased column name (BINARY, the
+    default, is left out so snapshots of tables without COLLATE clauses stay as they were)."""
+    start, end = create_sql.find("("), create_sql.rfind(")")
+    if start < 0 or end <= start:
+        return {}
+    body = create_sql[start + 1:end]
+    cuts = [at for at in top_level_positions(body) if body[at] == ","]
+    out: dict[str, str] = {}
+    for begin, stop in zip([-1, *cuts], [*cuts, len(body)], strict=True):
+        part = body[begin + 1:stop]
+        name = _COLUMN_NAME.match(part)
+        collate = _COLLATE.search(part)
+        if not name or not collate or name.group(1).upper() in _TABLE_CONSTRAINT:
+            continue
+        collation = collate.group(1).upper()
+        if collation != "BINARY":
+            out[unquote(name.group(1)).lower()] = collation
+    return out
+
+
+def _table_columns(snap: ReadSnapshot, table: str, create_sql: str = "") -> list[dict[str, Any]]:
     info = snap.rows('SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(:t) ORDER BY cid',
                      {"t": table})
-    return [{"name": str(name), "type": str(ctype or "").upper(),
-             "default": None if default is None else str(default),
-             "notnull": bool(notnull), "pk": int(pk or 0)}
-            for name, ctype, notnull, default, pk in info]
+    collations = column_collations(create_sql)
+    columns: list[dict[str, Any]] = []
+    for name, ctype, notnull, default, pk in info:
+        column: dict[str, Any] = {"name": str(name), "type": str(ctype or "").upper(),
+                                  "default": None if default is None else str(default),
+                                  "notnull": bool(notnull), "pk": int(pk or 0)}
+        if str(name).lower() in collations:
+            column["collation"] = collations[str(name).lower()]
+        columns.append(column)
+    return columns
 
 
 def _index_entry(snap: ReadSnapshot, name: str, table: str, sql: str, unique: bool) -> dict[str, Any]:
@@ -195,7 +227,7 @@ def capture(snap: ReadSnapshot, *, snapshot_id: str = "live", captured_from: str
                 declared = parse_virtual_table(sql)
                 others.append({"name": name, "module": declared.module if declared else None})
             continue
-        tables.append({"name": name, "columns": _table_columns(snap, name)})
+        tables.append({"name": name, "columns": _table_columns(snap, name, sql)})
     uniques = {}
     for entry in tables:
         for index_name, unique in snap.rows('SELECT name, "unique" FROM pragma_index_list(:t)',
@@ -276,6 +308,8 @@ def _declaration(column: dict[str, Any]) -> str:
     text = column.get("type") or "(no type)"
     if column.get("notnull"):
         text += " NOT NULL"
+    if column.get("collation"):
+        text += f" COLLATE {column['collation']}"
     if column.get("default") is not None:
         text += f" DEFAULT {column['default']}"
     if column.get("pk"):
