@@ -26,7 +26,7 @@ from .contract.models import (
     HistoricalEvidenceResultV0,
     ScopeApplied,
 )
-from .contract.parse import load_json_object, validate_request
+from .contract.parse import load_json_object, parse_request
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
@@ -234,9 +234,13 @@ def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: Prov
     return report.verdict, detail
 
 
-def _request_id_of(data: Mapping[str, Any]) -> str | None:
-    """The request's own ``request_id`` when it carried a string one (kept on every rejection)."""
-    value = data.get("request_id")
+def _request_id_of(raw: bytes) -> str | None:
+    """The request's own ``request_id`` when the bytes parse as a JSON object carrying a string one (kept on
+    every rejection; read again only when the request was rejected)."""
+    try:
+        value = load_json_object(raw).get("request_id")
+    except ProviderError:
+        return None
     return value if isinstance(value, str) else None
 
 
@@ -253,12 +257,13 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
     request_id: str | None = None
     ctx = _Context()
     try:
-        data = load_json_object(raw)
-        request_id = _request_id_of(data)
-        request = validate_request(data)
+        request = parse_request(raw)
+        request_id = request.request_id
         config = load_config(config_path, must_exist=config_must_exist)
         admitted = admit(request, config)
     except ProviderError as err:
+        if request_id is None:
+            request_id = _request_id_of(raw)
         return Response(_envelope(request_id, err.outcome if err.outcome != "internal" else "failed",
                                   error=err), EXIT_CODES[err.outcome])
     except Exception:  # noqa: BLE001 - one envelope, never a traceback
