@@ -172,7 +172,8 @@ def test_fifo_config_and_request_are_refused_without_blocking(tmp_path: Path, co
     assert result.code == 2
     assert result.document()["error"]["detail"] == "request file is not a regular file"
     result = run_cli("status", "--config", str(fifo), "--db", str(tmp_path / "none"), env=isolated_env, timeout=60)
-    assert "config_invalid" in result.stdout or result.code != 0
+    assert result.code == 1
+    assert "UNREADABLE OR INVALID" in result.stdout and "is not a regular file" in result.stdout
 
 
 def test_query_stops_reading_stdin_at_the_deadline(tmp_path: Path, isolated_env: dict[str, str]) -> None:
