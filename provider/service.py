@@ -302,6 +302,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     from .bounding.fold import fold
     from .bounding.receipt import build_receipt, result_json
     from .retrieval.evidence import candidate
+    from .retrieval.resolution import link_resolutions
 
     started = time.monotonic()
     deadline = Deadline(config.deadline_ms)
@@ -321,7 +322,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         raise InternalError
     terms = match_variants(prepared.instr_terms, admitted.scope.roots)
     made = (candidate(hit, terms=terms, roots=admitted.scope.roots, window=run.window_chars) for hit in run.hits)
-    candidates = [c for c in made if c is not None]
+    candidates = link_resolutions([c for c in made if c is not None])
     if prepared.post_filter_terms:
         candidates = [c for c in candidates if c.score > 0]
     folded = fold(candidates)
@@ -337,7 +338,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         "snippets_cut": report.snippets_cut,
         "fetch_ceiling_reached": run.fetch_ceiling_reached,
         "redactions": dict(sorted(Counter(report.redactions).items())),
-        "degradations": list(prepared.degradations),
+        "degradations": list(prepared.degradations) + (["cjk_substring_match"] if run.substring_scan else []),
         "total_chars": report.total_chars,
         "elapsed_ms": round((time.monotonic() - started) * 1000.0, 1),
         "since": since[:10] if since else "",

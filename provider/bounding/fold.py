@@ -2,7 +2,8 @@
 
 The same failure repeated in several sessions is the most important fact to show, so every session keeps its
 own item, labelled with how often the evidence happened in that session and in how many sessions of the
-answer the same evidence occurs ("[repeated 2x in this session, in 3 sessions]").
+answer the same evidence occurs ("[repeated 2x in this session, in 3 sessions]"). What happened after a failure
+(``retrieval.resolution``) is placed right after that failure.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from ..contract.models import EVIDENCE_TYPES
 from ..retrieval.evidence import Candidate
+from ..retrieval.resolution import place_after_failures
 
 
 @dataclass(frozen=True)
@@ -61,4 +63,5 @@ def fold(candidates: Sequence[Candidate]) -> list[Folded]:
             head = replace(head, text=label + head.text)
         folded.append(Folded(head, len(members), sessions))
     folded.sort(key=lambda f: _order_key(f.item))
-    return folded
+    by_item = {id(f.item): f for f in folded}
+    return [by_item[id(item)] for item in place_after_failures([f.item for f in folded])]

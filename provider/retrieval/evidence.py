@@ -18,6 +18,7 @@ from .edits import read_edits
 from .engine import RawHit
 from .outcome import Outcome, read_outcome, tail_output
 from .snippets import ReadWindow, Shown, edit_story, tool_story, window_story
+from .terms import RESOLUTION_CUES
 
 _WS = re.compile(r"\s+")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
@@ -38,6 +39,13 @@ class Candidate:
     priority: int = 0
     #: Redactions made while composing ``text`` (kind, count), counted into the answer's meta.
     redactions: tuple[tuple[str, int], ...] = ()
+    #: The command of a tool call (to recognise the same command run again), else None.
+    command: str | None = None
+    #: "" for evidence found by the query terms; "resolution_message" / "resolution_call" for what happened
+    #: after a failure (see ``retrieval.resolution``).
+    kind: str = ""
+    #: The message_ref of the failure a resolution follows.
+    follows: str | None = None
 
 
 def _squash(text: str) -> str:
@@ -134,14 +142,28 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
     row = hit.row
     template_id = hit.template.id
     read = ReadWindow(window)
-    if template_id in ("prior_failure.tool_results", "tool_outcome.tool_calls"):
+    command: str | None = None
+    kind = ""
+    if template_id in ("prior_failure.tool_results", "tool_outcome.tool_calls", "prior_failure.resolution_calls"):
+        command = command_text(row.get("call_name"), row.get("call_input"))
         shown, failed = _tool_text(row, terms, read.compose)
-        if hit.evidence_type == "prior_failure" and not failed:
+        if template_id == "prior_failure.resolution_calls":
+            if failed:
+                return None
+            kind = "resolution_call"
+            shown.text = "[what happened next] " + shown.text
+        elif hit.evidence_type == "prior_failure" and not failed:
             return None
+    elif template_id == "prior_failure.resolution_messages":
+        kind = "resolution_message"
+        who = "[user] " if row.get("role") == "user" else ""
+        shown = _window_text(row, RESOLUTION_CUES, read, f"[what happened next] {who}")
     elif template_id == "file_history.tool_calls":
         shown = _file_text(row, roots, terms, read.compose)
     elif template_id == "summary.summaries":
         shown = _window_text(row, terms, read, f"[{row.get('summary_kind') or 'summary'}] ")
+    elif template_id == "summary.compactions":
+        shown = _window_text(row, terms, read, "[compaction summary] ")
     elif template_id == "summary.titles":
         shown = window_story("[session title] ", str(row.get("body") or ""), terms=terms, cut_start=False,
                              cut_end=False, pre=read.pre, budget=read.compose)
@@ -162,6 +184,8 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
         score=float(row.get("score") or 0),
         sidechain=sidechain,
         fold_key=f"{hit.evidence_type}\x1f{_squash(fold_basis)}",
-        priority=0 if template_id.endswith(("tool_results", "tool_calls", "summaries")) else 1,
+        priority=0 if template_id.endswith(("tool_results", "tool_calls", "summaries", "compactions")) else 1,
         redactions=tuple(sorted(shown.redactions.items())),
+        command=command,
+        kind=kind,
     )

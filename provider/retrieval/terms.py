@@ -30,7 +30,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 #: supports it). They are constants of the provider, never request text.
 FAILURE_WORDS = ("fail", "error", "traceback", "exception", "crash", "broke", "refused", "denied", "cannot")
 DECISION_WORDS = ("decid", "chose", "choos", "instead", "abandon", "revert", "because", "favour", "favor",
-                  "replac", "switch", "drop", "rather", "went with", "settled")
+                  "replac", "switch", "drop", "rather", "went with", "settled", "for now", "until",
+                  "workaround", "defer", "postpone")
 
 
 def ascii_lower(text: str) -> str:
@@ -123,7 +124,8 @@ def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: s
     return f"({anyterm}) AND ({marker_expression(words, tokenizer)})"
 
 
-#: Separators a phrase may be written with between its words in recorded text (a line break, punctuation).
+#: Separators a phrase may be written with between its words in recorded text (punctuation; the tool templates
+#: read line breaks and tabs in outputs as spaces).
 _PHRASE_SEPARATORS = ("\n", "-", "_", ": ", ", ", ". ", "; ", "  ")
 _VARIANTS_PER_TERM = 16
 
@@ -150,3 +152,33 @@ def match_variants(instr_terms: Sequence[str], roots: Sequence[str]) -> tuple[st
         for variant in variants[:_VARIANTS_PER_TERM]:
             out[variant] = None
     return tuple(out)
+
+
+#: Cue words matched by substring (``instr``) where FTS cannot segment the text: lower-case, English, Chinese
+#: and Japanese. They are constants of the provider, never request text.
+FAILURE_CUES = (
+    "fail", "error", "traceback", "exception", "crash", "refused", "denied", "cannot", "timed out",
+    "失败", "错误", "报错", "异常", "拒绝", "超时", "无法", "崩溃", "原因", "导致", "耗尽", "不够", "卡住",
+    "失敗", "エラー", "例外", "拒否", "タイムアウト", "できません", "止まる", "止まり", "落ちる", "原因",
+)
+DECISION_CUES = (
+    "decid", "chose", "choos", "instead", "abandon", "revert", "because", "switch", "rather", "went with",
+    "决定", "选择", "改成", "改为", "换成", "而不是", "放弃", "因为", "采用", "原因",
+    "決定", "選択", "代わりに", "切り替え", "やめ", "ため", "採用", "原因", "修正しました", "直しました",
+)
+
+
+def unsegmented(terms: Sequence[str]) -> tuple[str, ...]:
+    """The terms FTS under unicode61 cannot find inside a longer run (those holding CJK characters)."""
+    return tuple(t for t in terms if _CJK.search(t))
+
+#: What a later message says when a failure was resolved: the cause or the fix stated, or what was missing
+#: supplied (a credential, a permission, a package), by the agent or by the user.
+RESOLUTION_CUES = (
+    "root cause", "the cause", "the fix", "fixed", "now passes", "passes now", "now pass", "works now",
+    "now works", "i added", "i've added", "i have added", "switched to", "switching to", "the problem was",
+    "the issue was", "turned out", "resolved", "granted", "regenerated", "installed", "i set ", "i've set",
+    "please retry", "try again", "go ahead", "added the",
+    "根本原因", "原因是", "原因", "修复", "已修复", "解决", "改成", "改为", "已经正常", "我已", "已添加", "已授予",
+    "原因は", "修正しました", "直しました", "解決", "追加しました", "切り替え", "付与しました", "設定しました",
+)
