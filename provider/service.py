@@ -32,9 +32,11 @@ from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
 from .retrieval.engine import FETCH_CEILING, RunReport, run_templates
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
-from .retrieval.terms import PreparedTerms, prepare_terms
+from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
 
 DB_ENV = "OBELISK_DB"
+#: Characters one evidence text is composed to at most (the request's max_snippet_chars may be lower).
+SNIPPET_CEILING = 2000
 
 
 def default_db_path(env: Mapping[str, str]) -> Path:
@@ -193,7 +195,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
     run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
-                        window_chars=min(limits.max_snippet_chars, 1200))
+                        window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING))
     return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,
                  schema=(verdict.verdict, verdict.nearest or ""), state_key=state_key)
 
@@ -317,9 +319,9 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     run, prepared = read.run, read.terms
     if run is None or prepared is None:  # pragma: no cover - _read always sets both
         raise InternalError
-    terms = prepared.instr_terms
-    candidates = [candidate(hit, terms=terms, roots=admitted.scope.roots, window=run.window_chars)
-                  for hit in run.hits]
+    terms = match_variants(prepared.instr_terms, admitted.scope.roots)
+    made = (candidate(hit, terms=terms, roots=admitted.scope.roots, window=run.window_chars) for hit in run.hits)
+    candidates = [c for c in made if c is not None]
     if prepared.post_filter_terms:
         candidates = [c for c in candidates if c.score > 0]
     folded = fold(candidates)

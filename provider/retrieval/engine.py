@@ -11,8 +11,9 @@ from ..contract.models import EvidenceType
 from ..errors import ScopeViolation
 from ..index.connection import ReadSnapshot, StatementBudgetExceeded
 from ..paths import under_root
+from .snippets import ReadWindow
 from .templates import SCOPE_KIND, Template
-from .terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression
+from .terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression, match_variants
 
 #: Rows fetched per template at most; reaching it is disclosed and marks the result truncated.
 FETCH_CEILING = 200
@@ -80,16 +81,17 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     if not templates:
         return RunReport((), (), (), False, window_chars)
     in_scope, scope_ceiling = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
+    read = ReadWindow(window_chars)
     base: dict[str, Any] = {
         "sources": json.dumps(list(sources)),
         "roots": _roots_json(roots),
         "since": since,
         "scope_ids": json.dumps(sorted(in_scope)),
-        "terms": json.dumps(list(terms.instr_terms)),
+        "terms": json.dumps(list(match_variants(terms.instr_terms, roots))),
         "head": READ_HEAD,
         "tail": READ_TAIL,
-        "pre": max(20, window_chars // 3),
-        "window": window_chars,
+        "pre": read.sql_pre,
+        "window": read.length,
         "limit": min(fetch_limit, FETCH_CEILING),
     }
     hits: list[RawHit] = []

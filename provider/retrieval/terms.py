@@ -121,3 +121,32 @@ def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: s
     if anyterm is None:
         return None
     return f"({anyterm}) AND ({marker_expression(words, tokenizer)})"
+
+
+#: Separators a phrase may be written with between its words in recorded text (a line break, punctuation).
+_PHRASE_SEPARATORS = ("\n", "-", "_", ": ", ", ", ". ", "; ", "  ")
+_VARIANTS_PER_TERM = 16
+
+
+def match_variants(instr_terms: Sequence[str], roots: Sequence[str]) -> tuple[str, ...]:
+    """The lower-cased strings a row may hold for the terms, for ``instr`` matching outside FTS.
+
+    * A phrase matches across punctuation and line breaks: each word gap may be any one separator above.
+    * A path term matches both spellings: an absolute path under a bound root also as the repository-relative
+      path, and ``./x`` also as ``x`` (a relative path is already a substring of the absolute one).
+    """
+    out: dict[str, None] = {}
+    lowered_roots = [ascii_lower(r.rstrip("/")) for r in roots if r.rstrip("/")]
+    for term in instr_terms:
+        variants = [term]
+        words = term.split(" ")
+        if len(words) > 1:
+            variants.extend(sep.join(words) for sep in _PHRASE_SEPARATORS)
+        for root in lowered_roots:
+            if term.startswith(root + "/") and len(term) > len(root) + 1:
+                variants.append(term[len(root) + 1:])
+        if term.startswith("./") and len(term) > 2:
+            variants.append(term[2:])
+        for variant in variants[:_VARIANTS_PER_TERM]:
+            out[variant] = None
+    return tuple(out)
