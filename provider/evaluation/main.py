@@ -1,14 +1,15 @@
 """``tools/evaluate``: recall, false items, answer size, latency and scope violations, with a verdict.
 
   tools/evaluate [--corpus] [--formats] [--json FILE] [--min-recall 0.95] [--max-false-items 0]
-                 [--seed N] [--shared DIR] [--work-dir DIR]
+                 [--seed N] [--shared DIR] [--work-dir DIR] [--missed]
 
 ``--corpus`` builds the evaluation corpus with the fixture builder (into ``--work-dir`` or a temporary
 directory) and evaluates it; ``--formats`` evaluates ``real-obelisk-formats`` (from ``--shared``, default
 ``$OBELISK_SHARED_DIR`` or ``../shared`` next to the checkout), extracted under /tmp/obelisk-formats-home.
 With neither flag both run. Prints one Markdown table per set; ``--json FILE`` writes the figures. Exit 0
 when every set reaches the recall threshold with at most the allowed false items and no scope violation,
-1 otherwise, 2 on a usage error. Output holds figures and situation ids only, never snippets or terms.
+1 otherwise, 2 on a usage error. ``--missed`` lists the situations with a missed fact or a false item. Output
+holds figures and situation ids only, never snippets or terms.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=11, help="corpus seed")
     parser.add_argument("--shared", type=Path, help="the shared/ directory holding real-obelisk-formats")
     parser.add_argument("--work-dir", type=Path, help="build the corpus here (kept) instead of a temp dir")
+    parser.add_argument("--missed", action="store_true", help="also list the ids of missed and false situations")
     return parser
 
 
@@ -77,6 +79,9 @@ def main(argv: Sequence[str] | None = None, *, repo_root: Path | None = None) ->
             ok = ok and fig["passed"]
             all_figures.append(fig)
             print(table(fig))
+            if args.missed:
+                print("\nmissed: " + ", ".join(sorted({m["situation"] for m in fig["missed"]})))
+                print("false items in: " + ", ".join(fig["false_item_situations"]))
             print(f"\n{'PASS' if fig['passed'] else 'FAIL'} (recall >= {thresholds.min_recall}, false items <= "
                   f"{thresholds.max_false_items}, scope violations = 0)\n")
         if args.json:

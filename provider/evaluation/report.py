@@ -1,8 +1,8 @@
 """Figures from scored situations, the printed table and the pass/fail verdict.
 
-Recall of required facts (overall, per evidence type, per agent, per fact kind), false items on negative
-situations, characters per answer (snippet characters; median, p95, max; and the whole result JSON), latency
-(median, p95) and scope violations.
+Recall of required facts (overall, per evidence type, per agent, per fact kind; per situation class in the
+JSON), false items on negative situations, characters per answer (snippet characters; median, p95, max; and
+the whole result JSON), latency (median, p95) and scope violations.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ def figures(name: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "recall_by_evidence_type": _recall([(f.evidence_type, ok) for _, f, ok in facts]),
         "recall_by_agent": _recall([(o.situation.source, ok) for o, _, ok in facts]),
         "recall_by_kind": _recall([(f.kind, ok) for _, f, ok in facts]),
+        "recall_by_class": _recall([(c, ok) for o, _, ok in facts for c in o.situation.classes]),
         "false_items": sum(o.false_items for o in outcomes),
         "negatives_with_false_items": sum(1 for o in outcomes if o.false_items),
         "scope_violations": sum(o.scope_violations for o in outcomes),
