@@ -3,8 +3,8 @@
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.agent_id tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since scope_ids terms head tail limit
--- Failed tool calls whose call input or result mentions a query term (line breaks and tabs in the result
--- read as spaces, so a phrase matches across them). The prefilter admits every output that
+-- Failed tool calls whose call input or result mentions a query term (line breaks, tabs, hyphens and underscores
+-- in the result read as spaces, so a phrase matches across them). The prefilter admits every output that
 -- provider/retrieval/outcome.py may call a failure (is_error; Claude "Exit code N"; Codex "Exit code: N",
 -- "Process exited with code N" and JSON "exit_code":N, non-zero; a traceback; a failed inner step of docker,
 -- make or npm); the Python reader then decides, and drops rows it reads as succeeded.
@@ -34,7 +34,8 @@ SELECT tc.session_id AS session_id,
        CASE WHEN length(tr.content) > :head THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
        (SELECT count(*) FROM json_each(:terms) AS t
-         WHERE instr(lower(tc.input_json), t.value) > 0 OR instr(replace(replace(lower(tr.content), char(10), ' '), char(9), ' '), t.value) > 0) AS score
+         WHERE instr(lower(tc.input_json), t.value) > 0 OR instr(replace(replace(replace(replace(lower(tr.content), char(10), ' '), char(9), ' '), '-', ' '), '_', ' '),
+                     t.value) > 0) AS score
 FROM tool_calls AS tc
 JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 JOIN messages AS m ON m.uuid = tc.message_uuid
