@@ -105,7 +105,7 @@ def _redacted(text: str, counts: Counter[str]) -> str:
     return result.text
 
 
-def _drop_cut_edge(text: str, *, at_start: bool, at_end: bool) -> str:
+def drop_cut_edge(text: str, *, at_start: bool, at_end: bool) -> str:
     """Drop :data:`MARGIN` characters at each edge the read cut, back to the next line or token boundary."""
     if at_end:
         text = text[: max(0, len(text) - MARGIN)]
@@ -196,10 +196,10 @@ def tool_story(command: str, outcome: Outcome, tail: str, *, head_cut: bool, ter
                budget: int) -> Shown:
     """``[label] command`` and the telling lines of the output (head read, then tail read if any)."""
     shown = Shown("")
-    head_text = _drop_cut_edge(_redacted(outcome.output, shown.redactions), at_start=False, at_end=head_cut)
+    head_text = drop_cut_edge(_redacted(outcome.output, shown.redactions), at_start=False, at_end=head_cut)
     lines = head_text.split("\n")
     if tail:
-        tail_text = _drop_cut_edge(_redacted(tail, shown.redactions), at_start=True, at_end=False)
+        tail_text = drop_cut_edge(_redacted(tail, shown.redactions), at_start=True, at_end=False)
         lines = [*lines, ELLIPSIS, *tail_text.split("\n")]
     header = f"[{outcome.label}] " + cut_at_token(squash(_redacted(command, shown.redactions)), COMMAND_MAX)
     picks = _pick_lines(lines, terms, outcome.failed)
@@ -257,7 +257,7 @@ def window_story(prefix: str, raw: str, *, terms: Sequence[str], cut_start: bool
     """A keyword-in-context window of ``raw`` (a read that carries :data:`MARGIN` beyond the window on each
     side the SQL cut), redacted whole before it is cut."""
     shown = Shown("")
-    text = _drop_cut_edge(_redacted(raw, shown.redactions), at_start=cut_start, at_end=cut_end)
+    text = drop_cut_edge(_redacted(raw, shown.redactions), at_start=cut_start, at_end=cut_end)
     hit = _term_hit(text.lower(), terms)
     start = max(0, hit - pre) if hit >= 0 else 0
     if start > 0:
