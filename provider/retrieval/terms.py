@@ -31,7 +31,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 FAILURE_WORDS = ("fail", "error", "traceback", "exception", "crash", "broke", "refused", "denied", "cannot")
 DECISION_WORDS = ("decid", "chose", "choos", "instead", "abandon", "revert", "because", "favour", "favor",
                   "replac", "switch", "drop", "rather", "went with", "settled", "for now", "until",
-                  "workaround", "defer", "postpone")
+                  "workaround", "defer", "postpone", "go with", "going with", "from now on", "decision", "prefer",
+                  "opt", "let's", "i'll", "we'll", "should use", "move to", "moving to")
 
 
 def ascii_lower(text: str) -> str:
@@ -191,7 +192,10 @@ RESOLUTION_CUES = (
     "now works", "i added", "i've added", "i have added", "switched to", "switching to", "the problem was",
     "the issue was", "turned out", "resolved", "granted", "regenerated", "installed", "i set ", "i've set",
     "please retry", "try again", "go ahead", "added the", "exported", "configured", "logged in",
-    "credentials are", "here is the", "here's the",
+    "credentials are", "here is the", "here's the", "found it", "the bug", "because", "caused by", "due to",
+    "comes from", "the reason", "which is why", "solved", "fixes it", "fixed it", "the culprit", "i now",
+    "happened because", "installed", "upgraded", "granted", "i gave", "i've given", "you can retry",
     "根本原因", "原因是", "原因", "修复", "已修复", "解决", "改成", "改为", "已经正常", "我已", "已添加", "已授予",
     "原因は", "修正しました", "直しました", "解決", "追加しました", "切り替え", "付与しました", "設定しました",
+    "因为", "是由于", "导致", "已经", "好了", "ため", "せいで", "しました",
 )
