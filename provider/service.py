@@ -32,9 +32,11 @@ from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
 from .retrieval.engine import FETCH_CEILING, RunReport, run_templates
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
-from .retrieval.terms import PreparedTerms, prepare_terms
+from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
 
 DB_ENV = "OBELISK_DB"
+#: Characters one evidence text is composed to at most (the request's max_snippet_chars may be lower).
+SNIPPET_CEILING = 2000
 
 
 def default_db_path(env: Mapping[str, str]) -> Path:
@@ -194,7 +196,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
     run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
-                        window_chars=min(limits.max_snippet_chars, 1200))
+                        window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING))
     scope_empty = False
     if not run.hits and not unmet.get(scope_sql.key, ["unknown template"]):
         # Nothing found: say whether the scope itself matches any session at all (any time), so a wrong
@@ -329,6 +331,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     from .bounding.fold import fold
     from .bounding.receipt import build_receipt, result_json
     from .retrieval.evidence import candidate
+    from .retrieval.resolution import link_resolutions
 
     started = time.monotonic() if started_at is None else started_at
     deadline = Deadline(config.deadline_ms)
@@ -355,9 +358,9 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     run, prepared = read.run, read.terms
     if run is None or prepared is None:  # pragma: no cover - _read always sets both
         raise InternalError
-    terms = prepared.instr_terms
-    candidates = [candidate(hit, terms=terms, roots=admitted.scope.roots, window=run.window_chars)
-                  for hit in run.hits]
+    terms = match_variants(prepared.instr_terms, admitted.scope.roots)
+    made = (candidate(hit, terms=terms, roots=admitted.scope.roots, window=run.window_chars) for hit in run.hits)
+    candidates = link_resolutions([c for c in made if c is not None])
     if prepared.post_filter_terms:
         candidates = [c for c in candidates if c.score > 0]
     deadline.check()
@@ -377,6 +380,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         "fetch_ceiling_reached": run.fetch_ceiling_reached,
         "redactions": dict(sorted(Counter(report.redactions).items())),
         "degradations": [*prepared.degradations, *degradations,
+                         *(["cjk_substring_match"] if run.substring_scan else []),
                          *(["scope_matches_no_session"] if read.scope_empty else [])],
         "total_chars": report.total_chars,
         "elapsed_ms": round((time.monotonic() - started) * 1000.0, 1),

@@ -5,8 +5,9 @@
 -- params: sources roots since scope_ids fts terms pre window limit
 -- The FTS-first plan of decision.messages: walks the term's matches first, then the scope. Fast for rare terms;
 -- it runs under a statement budget and, past it, decision.messages (scope-set plan) runs instead.
--- Messages that state a choice and its reason (the :fts expression pairs the query terms with decision
--- words: decided, chose, instead, abandon, revert, because, in favour ...) and mention a query term.
+-- Messages, the agent's or the user's, that state a choice and its reason (the :fts expression pairs the
+-- query terms with decision words: decided, chose, instead, abandon, revert, because, in favour ...) and
+-- mention a query term.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -39,6 +40,6 @@ WHERE messages_fts MATCH :fts
   AND m.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
-  AND m.role = 'assistant'
+  AND m.role IN ('assistant', 'user')
 ORDER BY score DESC, rank, m.timestamp DESC, m.uuid
 LIMIT :limit

@@ -3,8 +3,9 @@
 -- evidence_type: decision
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages_fts.text
 -- params: sources roots since scope_ids fts terms pre window limit
--- Messages that state a choice and its reason (the :fts expression pairs the query terms with decision
--- words: decided, chose, instead, abandon, revert, because, in favour ...) and mention a query term.
+-- Messages, the agent's or the user's, that state a choice and its reason (the :fts expression pairs the
+-- query terms with decision words: decided, chose, instead, abandon, revert, because, in favour ...) and
+-- mention a query term.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -39,6 +40,6 @@ WHERE messages_fts MATCH :fts
   AND m.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
-  AND m.role = 'assistant'
+  AND m.role IN ('assistant', 'user')
 ORDER BY score DESC, rank, m.timestamp DESC, m.uuid
 LIMIT :limit

@@ -3,8 +3,10 @@
 -- evidence_type: file_history
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_calls.file_path tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since scope_ids terms head limit
--- Edits to files: tool_calls.file_path for Edit/Write/NotebookEdit/MultiEdit (Claude, Kimi, Pi), and the
--- paths inside Codex apply_patch inputs, where file_path is NULL. A term must occur in the path or patch.
+-- Edits to files in every form (provider/retrieval/edits.py reads them): Claude Edit, MultiEdit, Write and
+-- NotebookEdit (file_path, or only a path inside input_json for MultiEdit and NotebookEdit), and Codex
+-- apply_patch in any carrier (its own tool, freeform, shell argv, bash heredoc: input_json holds the patch).
+-- A term must occur in the path or the input.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -28,10 +30,11 @@ SELECT tc.session_id AS session_id,
        tc.name AS call_name,
        tc.file_path AS file_path,
        substr(tc.input_json, 1, :head) AS call_input,
+       substr(tr.content, 1, :head) AS result_head,
        COALESCE(tr.is_error, 0) AS is_error,
        (SELECT count(*) FROM json_each(:terms) AS t
          WHERE instr(lower(COALESCE(tc.file_path, '')), t.value) > 0
-            OR (tc.file_path IS NULL AND instr(lower(tc.input_json), t.value) > 0)) AS score
+            OR instr(lower(tc.input_json), t.value) > 0) AS score
 FROM tool_calls AS tc
 JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id
@@ -39,8 +42,8 @@ LEFT JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 WHERE tc.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
-  AND ((tc.file_path IS NOT NULL AND lower(tc.name) IN ('edit', 'write', 'notebookedit', 'multiedit'))
-       OR (tc.name = 'apply_patch' AND tc.input_json LIKE '%*** %File: %'))
+  AND (lower(tc.name) IN ('edit', 'write', 'notebookedit', 'multiedit')
+       OR tc.input_json LIKE '%*** Begin Patch%')
   AND score > 0
 ORDER BY score DESC, m.timestamp DESC, tc.id
 LIMIT :limit

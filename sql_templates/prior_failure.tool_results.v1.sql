@@ -3,8 +3,11 @@
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.agent_id tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since scope_ids terms head tail limit
--- Failed tool calls (is_error, "Exit code N", a non-zero exit_code in Codex output JSON, "Process exited with
--- code N", a traceback) whose call input or result mentions a query term.
+-- Failed tool calls whose call input or result mentions a query term (in the head and tail of the result,
+-- line breaks, tabs, hyphens and underscores read as spaces, so a phrase matches across them). The prefilter
+-- admits every output that provider/retrieval/outcome.py may call a failure (is_error; Claude "Exit code N";
+-- Codex "Exit code: N", "Process exited with code N" and JSON "exit_code":N, non-zero; a traceback; a failed
+-- inner step of docker, make or npm); the Python reader then decides, and drops rows it reads as succeeded.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -30,8 +33,13 @@ SELECT tc.session_id AS session_id,
        substr(tr.content, 1, :head) AS result_head,
        CASE WHEN length(tr.content) > :head THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
-       (SELECT count(*) FROM json_each(:terms) AS t
-         WHERE instr(lower(tc.input_json), t.value) > 0 OR instr(lower(tr.content), t.value) > 0) AS score
+       (SELECT count(*)
+          FROM (SELECT lower(tc.input_json) AS input, lower(tr.content) AS output,
+                       replace(replace(replace(replace(lower(substr(tr.content, 1, :head) || ' ' || substr(tr.content, -:tail)),
+                                               char(10), ' '), char(9), ' '), '-', ' '), '_', ' ') AS edges) AS cell,
+               json_each(:terms) AS t
+         WHERE instr(cell.input, t.value) > 0 OR instr(cell.output, t.value) > 0
+            OR instr(cell.edges, t.value) > 0) AS score
 FROM tool_calls AS tc
 JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 JOIN messages AS m ON m.uuid = tc.message_uuid
@@ -39,11 +47,17 @@ JOIN scope_sessions AS ss ON ss.id = tc.session_id
 WHERE tc.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
-  AND (tr.is_error = 1
-       OR tr.content LIKE 'Exit code %'
-       OR (tr.content LIKE '%"exit_code":%' AND tr.content NOT LIKE '%"exit_code":0%')
+  AND (COALESCE(tr.is_error, 0) = 1
+       OR (tr.content LIKE 'Exit code %' AND tr.content NOT LIKE 'Exit code 0%')
+       OR (tr.content LIKE '%Exit code: %' AND tr.content NOT LIKE '%Exit code: 0%')
        OR (tr.content LIKE '%Process exited with code %' AND tr.content NOT LIKE '%Process exited with code 0%')
-       OR tr.content LIKE '%Traceback (most recent call last)%')
+       OR (tr.content LIKE '%"exit_code":%' AND tr.content NOT LIKE '%"exit_code":0%'
+           AND tr.content NOT LIKE '%"exit_code": 0%')
+       OR tr.content LIKE '%Traceback (most recent call last)%'
+       OR tr.content LIKE '%did not complete successfully: exit code: %'
+       OR tr.content LIKE '%make%: *** [%] Error %'
+       OR tr.content LIKE '%npm ERR! code %'
+       OR tr.content LIKE '%npm error code %')
   AND score > 0
 ORDER BY score DESC, m.timestamp DESC, tc.id
 LIMIT :limit

@@ -11,7 +11,7 @@ from obelisk_session_evidence.bounding.bound import ELLIPSIS, bound, cut_snippet
 from obelisk_session_evidence.bounding.fold import fold
 from obelisk_session_evidence.bounding.receipt import canonical_json, digest
 from obelisk_session_evidence.contract.models import Limits
-from obelisk_session_evidence.retrieval.evidence import Candidate, command_text, error_line
+from obelisk_session_evidence.retrieval.evidence import Candidate, command_text
 
 
 def _cand(session: str, ref: str, text: str, *, score: float = 1, when: str = "2026-10-01T00:00:00Z",
@@ -25,14 +25,30 @@ def _limits(sessions: int = 50, items: int = 50, snippet: int = 2000, total: int
     return Limits(max_sessions=sessions, max_items=items, max_snippet_chars=snippet, max_total_chars=total)
 
 
-def test_identical_evidence_across_sessions_folds_into_one_counted_item() -> None:
+def test_identical_evidence_across_sessions_keeps_one_item_per_session_with_the_count() -> None:
     cands = [_cand(f"s{i}", f"m{i}", "[failed exit 1] pytest => boom", when=f"2026-10-0{i}T00:00:00Z")
              for i in range(1, 4)]
     folded = fold(cands)
-    assert len(folded) == 1
-    assert folded[0].occurrences == 3 and folded[0].sessions == 3
-    assert folded[0].item.text.startswith("[repeated 3x in 3 sessions] ")
-    assert folded[0].item.session_ref == "s3"  # the newest occurrence
+    assert [f.item.session_ref for f in folded] == ["s3", "s2", "s1"]  # newest first, none hidden
+    assert all(f.occurrences == 1 and f.sessions == 3 for f in folded)
+    assert all(f.item.text.startswith("[repeated in 3 sessions] ") for f in folded)
+
+
+def test_identical_evidence_folds_only_within_one_session() -> None:
+    cands = [_cand("s1", "m1", "boom", when="2026-10-01"), _cand("s1", "m2", "boom", when="2026-10-02"),
+             _cand("s2", "m3", "boom", when="2026-10-03"), _cand("s2", "m4", "other", when="2026-10-04")]
+    folded = {(f.item.session_ref, f.item.message_ref): f for f in fold(cands)}
+    assert set(folded) == {("s1", "m2"), ("s2", "m3"), ("s2", "m4")}
+    assert folded[("s1", "m2")].item.text == "[repeated 2x in this session, in 2 sessions] boom"
+    assert folded[("s2", "m3")].item.text == "[repeated in 2 sessions] boom"
+    assert folded[("s2", "m4")].item.text == "other"
+
+
+def test_many_items_of_one_session_never_hide_another_session() -> None:
+    cands = [_cand("busy", str(i), f"text {i}", score=5) for i in range(10)] + [_cand("quiet", "q", "x", score=1)]
+    report = bound(fold(cands), _limits(items=3), fetch_ceiling_reached=False)
+    assert [i.session_ref for i in report.items] == ["busy", "busy", "quiet"]  # still in rank order
+    assert report.omitted_count == 8
 
 
 def test_order_is_deterministic_and_independent_of_input_order() -> None:
@@ -100,9 +116,10 @@ def test_bounds_always_hold(rows: list[tuple[str, str, int]], sessions: int, ite
     json.dumps([i.model_dump(mode="json") for i in report.items])
 
 
-def test_cut_snippet() -> None:
+def test_cut_snippet_cuts_at_a_token_boundary() -> None:
     assert cut_snippet("abc", 3) == ("abc", False)
     assert cut_snippet("abcd", 3) == ("ab" + ELLIPSIS, True)
+    assert cut_snippet("alpha beta gamma", 14) == ("alpha beta " + ELLIPSIS, True)
 
 
 def test_canonical_json_and_digest_are_stable() -> None:
@@ -121,10 +138,3 @@ def test_canonical_json_and_digest_are_stable() -> None:
 ])
 def test_command_text(name: str, raw: str, expected: str) -> None:
     assert command_text(name, raw) == expected
-
-
-def test_error_line_prefers_a_line_naming_a_term() -> None:
-    text = "Traceback\n  File x\nValueError: unrelated\nModuleNotFoundError: No module named 'jwt'\nexit"
-    assert error_line(text, ["jwt"]) == "ModuleNotFoundError: No module named 'jwt'"
-    assert error_line(text, ["nothing"]) == "ModuleNotFoundError: No module named 'jwt'"
-    assert error_line("all good\n6 passed", []) == "6 passed"

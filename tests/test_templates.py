@@ -287,6 +287,8 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "pre": 40,
     "window": 300,
     "limit": 20,
+    "cues": json.dumps(["error", "because", "原因"]),
+    "failures": json.dumps([]),  # set per run below from the scope's sessions
 }
 
 
@@ -300,7 +302,8 @@ def test_templates_execute_on_real_obelisk(tmp_path: Path) -> None:
 
     def work(snap: ReadSnapshot) -> dict[str, list[tuple[Any, ...]]]:
         ids = [row[0] for row in snap.rows(scope.sql, {name: SAMPLE_PARAMS[name] for name in scope.params})]
-        params = {**SAMPLE_PARAMS, "scope_ids": json.dumps(ids)}
+        failures = json.dumps([f"{sid}\x1f" for sid in ids])  # every scoped session, from its start
+        params = {**SAMPLE_PARAMS, "scope_ids": json.dumps(ids), "failures": failures}
         return {t.key: snap.rows(t.sql, {name: params[name] for name in t.params}) for t in TEMPLATES
                 if t is not scope}
 

@@ -32,33 +32,58 @@ class BoundReport:
 
 
 def cut_snippet(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` within ``limit`` characters, cut at a line or token boundary and marked with ``…``."""
     if len(text) <= limit:
         return text, False
-    return text[: max(0, limit - len(ELLIPSIS))] + ELLIPSIS, True
+    room = max(0, limit - len(ELLIPSIS))
+    head = text[:room]
+    boundary = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    if boundary > room // 2:
+        head = head[:boundary + 1]
+    return head + ELLIPSIS, True
+
+
+def _session_firsts(folded: Sequence[Folded], limits: Limits) -> set[int]:
+    """Indices of the best item of each of the first ``max_sessions`` sessions (at most ``max_items``):
+    these are placed first, so that many items from one session never hide another session."""
+    firsts: dict[str, int] = {}
+    for index, entry in enumerate(folded):
+        if entry.item.session_ref not in firsts and len(firsts) < min(limits.max_sessions, limits.max_items):
+            firsts[entry.item.session_ref] = index
+    return set(firsts.values())
 
 
 def bound(folded: Sequence[Folded], limits: Limits, *, fetch_ceiling_reached: bool) -> BoundReport:
     report = BoundReport(items=[], omitted_count=0, truncated=fetch_ceiling_reached)
     sessions: list[str] = []
+    snippets: list[tuple[str, bool]] = []
     for entry in folded:
         cand = entry.item
-        redacted = redact(cand.text)
+        redacted = redact(cand.text)  # again: composition redacted each read before cutting it
         report.redactions.update(redacted.counts)
-        snippet, was_cut = cut_snippet(redacted.text, limits.max_snippet_chars)
+        report.redactions.update(dict(cand.redactions))
+        snippets.append(cut_snippet(redacted.text, limits.max_snippet_chars))
+    firsts = _session_firsts(folded, limits)
+    accepted: list[int] = []
+    for index in [*sorted(firsts), *(i for i in range(len(folded)) if i not in firsts)]:
+        cand = folded[index].item
+        snippet, _ = snippets[index]
         if cand.session_ref not in sessions and len(sessions) >= limits.max_sessions:
-            report.omitted_count += 1
             continue
-        if len(report.items) >= limits.max_items:
-            report.omitted_count += 1
+        if len(accepted) >= limits.max_items:
             continue
         if report.total_chars + len(snippet) > limits.max_total_chars:
-            report.omitted_count += 1
             continue
         if cand.session_ref not in sessions:
             sessions.append(cand.session_ref)
-        report.snippets_cut += int(was_cut)
         report.total_chars += len(snippet)
-        report.folded_occurrences += entry.occurrences - 1
+        accepted.append(index)
+    report.omitted_count = len(folded) - len(accepted)
+    for index in sorted(accepted):  # in rank order
+        cand = folded[index].item
+        snippet, was_cut = snippets[index]
+        report.snippets_cut += int(was_cut)
+        report.folded_occurrences += folded[index].occurrences - 1
         report.items.append(_item(cand.evidence_type, cand.session_ref, cand.message_ref, cand.observed_at,
                                   revision_ref=cand.revision_ref, snippet=snippet))
     report.truncated = report.truncated or report.omitted_count > 0 or report.snippets_cut > 0

@@ -1,6 +1,9 @@
-"""Fold identical evidence repeated across sessions into one item that says how often it happened.
+"""Fold identical evidence repeated within one session; never fold across sessions.
 
-That count is the repetition signal a replan needs ("this exact failure happened 3 times in 3 sessions").
+The same failure repeated in several sessions is the most important fact to show, so every session keeps its
+own item, labelled with how often the evidence happened in that session and in how many sessions of the
+answer the same evidence occurs ("[repeated 2x in this session, in 3 sessions]"). What happened after a failure
+(``retrieval.resolution``) is placed right after that failure.
 """
 
 from __future__ import annotations
@@ -10,13 +13,14 @@ from dataclasses import dataclass, replace
 
 from ..contract.models import EVIDENCE_TYPES
 from ..retrieval.evidence import Candidate
+from ..retrieval.resolution import place_after_failures
 
 
 @dataclass(frozen=True)
 class Folded:
-    item: Candidate  # the newest occurrence, its text prefixed with the repetition count when > 1
-    occurrences: int
-    sessions: int
+    item: Candidate  # the newest occurrence in its session, its text prefixed with the repetition label
+    occurrences: int  # occurrences folded into this item (all in one session)
+    sessions: int  # sessions in which the same evidence occurs
 
 
 def _order_key(c: Candidate) -> tuple[float, int, str, int, str, str]:
@@ -26,24 +30,49 @@ def _order_key(c: Candidate) -> tuple[float, int, str, int, str, str]:
             c.message_ref or "")
 
 
+#: Which evidence type a row reached by two templates is shown under (lower first).
+_SPECIFICITY = {"prior_failure": 0, "file_history": 1, "decision": 2, "summary": 3, "tool_outcome": 4}
+
+
+def _specific(c: Candidate) -> tuple[int, tuple[float, int, str, int, str, str]]:
+    return (_SPECIFICITY[c.evidence_type], _order_key(c))
+
+
+def _label(occurrences: int, sessions: int) -> str:
+    parts = []
+    if occurrences > 1:
+        parts.append(f"{occurrences}x in this session")
+    if sessions > 1:
+        parts.append(f"in {sessions} sessions")
+    return f"[repeated {', '.join(parts)}] " if parts else ""
+
+
 def fold(candidates: Sequence[Candidate]) -> list[Folded]:
-    groups: dict[str, list[Candidate]] = {}
-    seen_refs: set[tuple[str, str]] = set()
-    for cand in sorted(candidates, key=_order_key):
-        if cand.message_ref is not None:
-            ref = (cand.session_ref, cand.message_ref)
-            if ref in seen_refs:
-                # The same row reached again (two templates, or a failure that is also a tool outcome):
-                # shown once, under the first evidence type in contract order.
-                continue
-            seen_refs.add(ref)
-        groups.setdefault(cand.fold_key, []).append(cand)
+    # The same row reached again (two templates: a failure or an edit that is also a tool outcome) is shown
+    # once, under its most specific evidence type (the generic tool outcome last).
+    best: dict[tuple[str, str], Candidate] = {}
+    unique: list[Candidate] = []
+    for cand in candidates:
+        if cand.message_ref is None:
+            unique.append(cand)
+            continue
+        ref = (cand.session_ref, cand.message_ref)
+        if ref not in best or _specific(cand) < _specific(best[ref]):
+            best[ref] = cand
+    groups: dict[tuple[str, str], list[Candidate]] = {}
+    for cand in sorted([*unique, *best.values()], key=_order_key):
+        groups.setdefault((cand.session_ref, cand.fold_key), []).append(cand)
+    sessions_of: dict[str, set[str]] = {}
+    for session_ref, key in groups:
+        sessions_of.setdefault(key, set()).add(session_ref)
     folded: list[Folded] = []
-    for members in groups.values():
+    for (_, key), members in groups.items():
         head = members[0]
-        sessions = len({m.session_ref for m in members})
-        if len(members) > 1:
-            head = replace(head, text=f"[repeated {len(members)}x in {sessions} sessions] {head.text}")
+        sessions = len(sessions_of[key])
+        label = _label(len(members), sessions)
+        if label:
+            head = replace(head, text=label + head.text)
         folded.append(Folded(head, len(members), sessions))
     folded.sort(key=lambda f: _order_key(f.item))
-    return folded
+    by_item = {id(f.item): f for f in folded}
+    return [by_item[id(item)] for item in place_after_failures([f.item for f in folded])]

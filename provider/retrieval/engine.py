@@ -11,8 +11,19 @@ from ..contract.models import EvidenceType
 from ..errors import ScopeViolation
 from ..index.connection import ReadSnapshot, StatementBudgetExceeded
 from ..paths import under_root
+from .snippets import ReadWindow
 from .templates import SCOPE_KIND, Template
-from .terms import DECISION_WORDS, FAILURE_WORDS, PreparedTerms, combined_expression
+from .terms import (
+    DECISION_CUES,
+    DECISION_WORDS,
+    FAILURE_CUES,
+    FAILURE_WORDS,
+    RESOLUTION_CUES,
+    PreparedTerms,
+    combined_expression,
+    match_variants,
+    unsegmented,
+)
 
 #: Rows fetched per template at most; reaching it is disclosed and marks the result truncated.
 FETCH_CEILING = 200
@@ -28,6 +39,11 @@ READ_TAIL = 1500
 _FTS_WORDS: Mapping[str, Sequence[str]] = {
     "prior_failure.narration": FAILURE_WORDS,
     "decision.messages": DECISION_WORDS,
+}
+#: Cue words of the substring plans (``:cues``), which run only when the request holds unsegmented terms.
+_CUES: Mapping[str, Sequence[str]] = {
+    "prior_failure.narration.substring": FAILURE_CUES,
+    "decision.messages.substring": DECISION_CUES,
 }
 
 
@@ -51,6 +67,7 @@ class RunReport:
     templates_skipped: tuple[str, ...]
     fetch_ceiling_reached: bool
     window_chars: int  # characters read around a hit in message and summary text
+    substring_scan: bool = False  # unsegmented (CJK) terms were matched by substring in the scope's messages
 
 
 def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,27 +97,42 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     if not templates:
         return RunReport((), (), (), False, window_chars)
     in_scope, scope_ceiling = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
+    read = ReadWindow(window_chars)
     base: dict[str, Any] = {
         "sources": json.dumps(list(sources)),
         "roots": _roots_json(roots),
         "since": since,
         "scope_ids": json.dumps(sorted(in_scope)),
-        "terms": json.dumps(list(terms.instr_terms)),
+        "terms": json.dumps(list(match_variants(terms.instr_terms, roots))),
         "head": READ_HEAD,
         "tail": READ_TAIL,
-        "pre": max(20, window_chars // 3),
-        "window": window_chars,
+        "pre": read.sql_pre,
+        "window": read.length,
         "limit": min(fetch_limit, FETCH_CEILING),
     }
     hits: list[RawHit] = []
     ran: list[str] = []
     skipped: list[str] = []
     ceiling = scope_ceiling
+    substring_terms = unsegmented(match_variants(terms.instr_terms, roots))
     first_plans = {t.id.removesuffix(FTS_FIRST): t for t in templates if t.id.endswith(FTS_FIRST)}
-    for template in templates if in_scope else ():
+    # Templates that follow up found failures (``:failures``) run last, over the failures found before them.
+    ordered = sorted(templates, key=lambda t: "failures" in t.params)
+    for template in ordered if in_scope else ():
         if template.id.endswith(FTS_FIRST):
             continue  # tried, under its budget, right before the template it is a plan of
         values = dict(base)
+        if "failures" in template.params:
+            failures = _failure_keys(hits)
+            if not failures:
+                continue
+            values["failures"] = json.dumps(failures)
+            values["cues"] = json.dumps(list(RESOLUTION_CUES))
+        elif "cues" in template.params:
+            if not substring_terms:
+                continue  # only unsegmented terms need the substring plan
+            values["terms"] = json.dumps(list(substring_terms))
+            values["cues"] = json.dumps(list(_CUES.get(template.id, ())))
         if "fts" in template.params:
             expression = combined_expression(terms, _FTS_WORDS.get(template.id, ()), tokenizer)
             if expression is None:
@@ -115,7 +147,24 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
             hit = RawHit(used, dict(zip(names, row, strict=True)))
             check_scope(hit, sources, roots, in_scope)
             hits.append(hit)
-    return RunReport(tuple(hits), tuple(ran), tuple(skipped), ceiling, window_chars)
+    return RunReport(tuple(hits), tuple(ran), tuple(skipped), ceiling, window_chars,
+                     substring_scan=any(t.id in _CUES for t in ran_templates(templates, ran)))
+
+
+def ran_templates(templates: Sequence[Template], ran: Sequence[str]) -> list[Template]:
+    return [t for t in templates if t.key in ran]
+
+
+def _failure_keys(hits: Sequence[RawHit]) -> list[str]:
+    """``session id<US>timestamp`` of the earliest failure per session found so far (at most 50 sessions)."""
+    first: dict[str, str] = {}
+    for hit in hits:
+        if hit.template.evidence_type != "prior_failure" or "failures" in hit.template.params:
+            continue
+        session, when = hit.row.get("session_id"), hit.row.get("observed_at")
+        if isinstance(session, str) and isinstance(when, str) and (session not in first or when < first[session]):
+            first[session] = when
+    return [f"{s}\x1f{t}" for s, t in sorted(first.items())[:50]]
 
 
 def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template | None,

@@ -14,19 +14,13 @@ from typing import Any
 
 from ..contract.models import EvidenceType
 from ..paths import relative_to_roots, strip_roots
-from .engine import RawHit
+from .edits import read_edits
+from .engine import READ_HEAD, RawHit
+from .outcome import Outcome, read_outcome, tail_output
+from .snippets import ReadWindow, Shown, drop_cut_edge, edit_story, tool_story, window_story
+from .terms import RESOLUTION_CUES
 
 _WS = re.compile(r"\s+")
-_PATCH_PATH = re.compile(r"\*\*\* (?:Update|Add|Delete) File: ([^\n\\]+)")
-_EXIT_CODE_LINE = re.compile(r"^Exit code (\d+)")
-_JSON_EXIT = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
-_PROCESS_EXIT = re.compile(r"Process exited with code (-?\d+)")
-_ERROR_LINE = re.compile(
-    r"(Error|error|ERROR|Exception|FAILED|failed|Traceback|refused|denied|not found|cannot|Cannot|fatal)")
-_DIAGNOSTIC = re.compile(
-    r"\b[A-Za-z_.]*(Error|Exception|Exit|Fault)\b\s*:|\berror [A-Z]{1,4}\d{2,6}\b|^E\s{2,}\S|\bfatal:|"
-    r"\bpanicked at\b|\bSegmentation fault\b")
-_TRACEBACK_HEAD = re.compile(r"^Traceback \(most recent call last\):?$")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
 
 
@@ -43,6 +37,15 @@ class Candidate:
     fold_key: str
     #: Tie-break after score: a recorded tool outcome (0) outranks the agent's narration of it (1).
     priority: int = 0
+    #: Redactions made while composing ``text`` (kind, count), counted into the answer's meta.
+    redactions: tuple[tuple[str, int], ...] = ()
+    #: The command of a tool call (to recognise the same command run again), else None.
+    command: str | None = None
+    #: "" for evidence found by the query terms; "resolution_message" / "resolution_call" for what happened
+    #: after a failure (see ``retrieval.resolution``).
+    kind: str = ""
+    #: The message_ref of the failure a resolution follows.
+    follows: str | None = None
 
 
 def _squash(text: str) -> str:
@@ -97,107 +100,79 @@ def command_text(call_name: str | None, call_input: str | None) -> str:
     return f"{name} {shown}".strip()
 
 
-def _result_body(head: str | None, tail: str | None) -> tuple[str, int | None]:
-    """The output text (Codex JSON unwrapped) and an exit code if one is stated.
-
-    A non-empty ``tail`` means the cell was longer than the head read: the head was cut at its end and the
-    tail at its start, so the partial tokens at both cuts are dropped before anything is shown.
-    """
-    if tail:
-        text = trim_cut_edges(head or "", cut_start=False, cut_end=True) + "\n" + \
-            trim_cut_edges(tail, cut_start=True, cut_end=False)
-    else:
-        text = head or ""
-    exit_code: int | None = None
-    parsed = _loads(head)
-    if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
-        meta = parsed.get("metadata")
-        if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
-            exit_code = meta["exit_code"]
-        text = parsed["output"]
-    for pattern in (_EXIT_CODE_LINE, _JSON_EXIT, _PROCESS_EXIT):
-        found = pattern.search(text if pattern is not _JSON_EXIT else (head or "") + (tail or ""))
-        if exit_code is None and found:
-            exit_code = int(found.group(1))
-    return text, exit_code
+def tool_outcome_of(row: Mapping[str, Any]) -> tuple[Outcome, str, bool]:
+    """The outcome of a joined tool result, the tail read (wrappers removed) and whether the head was cut."""
+    head = str(row.get("result_head") or "")
+    tail = str(row.get("result_tail") or "")
+    outcome = read_outcome(head, is_error=bool(int(row.get("is_error") or 0)),
+                           whole=head + "\n" + tail if tail else None)
+    return outcome, tail_output(head, tail), bool(tail)
 
 
-def error_line(text: str, terms: Sequence[str]) -> str:
-    """The most telling line of an output: one naming a term and an error, else the last error line."""
-    lines = [ln.strip(" =\t") for ln in text.splitlines() if ln.strip(" =\t")]
-    if not lines:
-        return ""
-    errors = [ln for ln in lines
-              if _ERROR_LINE.search(ln) and not _EXIT_CODE_LINE.match(ln) and not _TRACEBACK_HEAD.match(ln)]
-    if not errors:
-        return lines[-1]
-    lowered_terms = [t for t in terms if t]
-
-    def telling(indexed: tuple[int, str]) -> tuple[bool, int, int]:
-        index, line = indexed
-        # A diagnostic (an exception name, a compiler error code, pytest's "E" line) first, then the line
-        # naming the most query terms, then the latest.
-        return (bool(_DIAGNOSTIC.search(line)), sum(t in line.lower() for t in lowered_terms), index)
-
-    return max(enumerate(errors), key=telling)[1]
-
-
-def _outcome_label(is_error: int, exit_code: int | None) -> tuple[str, bool]:
-    failed = bool(is_error) or (exit_code is not None and exit_code != 0)
-    if failed:
-        return (f"failed exit {exit_code}" if exit_code is not None else "failed"), True
-    return "ok", False
-
-
-def _last_line(text: str) -> str:
-    lines = [ln.strip(" =\t") for ln in text.splitlines() if ln.strip(" =\t")]
-    return lines[-1] if lines else ""
-
-
-def _tool_text(row: Mapping[str, Any], terms: Sequence[str]) -> str:
+def _tool_text(row: Mapping[str, Any], terms: Sequence[str], budget: int) -> tuple[Shown, bool]:
     command = command_text(row.get("call_name"), row.get("call_input"))
-    body, exit_code = _result_body(row.get("result_head"), row.get("result_tail"))
-    label, failed = _outcome_label(int(row.get("is_error") or 0), exit_code)
-    line = error_line(body, terms) if failed else _last_line(body)
-    return f"[{label}] {command} => {_squash(line)}"
+    outcome, tail, head_cut = tool_outcome_of(row)
+    return tool_story(command, outcome, tail, head_cut=head_cut, terms=terms, budget=budget), outcome.failed
 
 
-def _file_text(row: Mapping[str, Any], roots: Sequence[str]) -> str:
+def _file_text(row: Mapping[str, Any], roots: Sequence[str], terms: Sequence[str], budget: int) -> Shown:
     name = row.get("call_name") or "edit"
-    path = row.get("file_path")
-    if path:
-        paths = [relative_to_roots(str(path), roots)]
+    raw = str(row.get("call_input") or "")
+    if len(raw) >= READ_HEAD:  # the head read cut the input: nothing within the margin of the cut is shown
+        raw = drop_cut_edge(raw, at_start=False, at_end=True)
+    edits = read_edits(name, raw, row.get("file_path"))
+    for edit in edits:
+        edit.path = relative_to_roots(edit.path.strip(), roots)
+        if edit.moved_to:
+            edit.moved_to = relative_to_roots(edit.moved_to.strip(), roots)
+    if row.get("result_head") is not None or int(row.get("is_error") or 0):
+        failed = read_outcome(str(row.get("result_head") or ""), is_error=bool(int(row.get("is_error") or 0))).failed
     else:
-        raw = row.get("call_input") or ""
-        decoded = _loads(raw)
-        patch = decoded if isinstance(decoded, str) else raw
-        paths = sorted({relative_to_roots(p.strip(), roots) for p in _PATCH_PATH.findall(patch)})
-    status = "failed" if int(row.get("is_error") or 0) else "applied"
-    return f"[{name} {status}] " + ", ".join(paths)
+        failed = False
+    return edit_story(f"{name} {'failed' if failed else 'applied'}", edits, terms=terms, budget=budget)
 
 
-def _window_text(row: Mapping[str, Any], window: int, prefix: str = "") -> str:
+def _window_text(row: Mapping[str, Any], terms: Sequence[str], read: ReadWindow, prefix: str = "") -> Shown:
     raw = str(row.get("body") or "")
     start = int(row.get("window_start") or 1)
-    cut_end = len(raw) >= window
-    body = _squash(trim_cut_edges(raw, cut_start=start > 1, cut_end=cut_end))
-    return f"{prefix}{'…' if start > 1 else ''}{body}{' …' if cut_end else ''}"
+    return window_story(prefix, raw, terms=terms, cut_start=start > 1, cut_end=len(raw) >= read.length,
+                        pre=read.pre, budget=read.compose)
 
 
-def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window: int) -> Candidate:
+def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window: int) -> Candidate | None:
+    """The evidence candidate of one row, or None when the row is not evidence of its type after all (a
+    ``prior_failure`` tool row that the outcome reader finds succeeded: the SQL prefilter is a superset)."""
     row = hit.row
     template_id = hit.template.id
-    if template_id in ("prior_failure.tool_results", "tool_outcome.tool_calls"):
-        text = _tool_text(row, terms)
+    read = ReadWindow(window)
+    command: str | None = None
+    kind = ""
+    if template_id in ("prior_failure.tool_results", "tool_outcome.tool_calls", "prior_failure.resolution_calls"):
+        command = command_text(row.get("call_name"), row.get("call_input"))
+        shown, failed = _tool_text(row, terms, read.compose)
+        if template_id == "prior_failure.resolution_calls":
+            if failed:
+                return None
+            kind = "resolution_call"
+            shown.text = "[what happened next] " + shown.text
+        elif hit.evidence_type == "prior_failure" and not failed:
+            return None
+    elif template_id == "prior_failure.resolution_messages":
+        kind = "resolution_message"
+        who = "[user] " if row.get("role") == "user" else ""
+        shown = _window_text(row, RESOLUTION_CUES, read, f"[what happened next] {who}")
     elif template_id == "file_history.tool_calls":
-        text = _file_text(row, roots)
+        shown = _file_text(row, roots, terms, read.compose)
     elif template_id == "summary.summaries":
-        text = _window_text(row, window, f"[{row.get('summary_kind') or 'summary'}] ")
+        shown = _window_text(row, terms, read, f"[{row.get('summary_kind') or 'summary'}] ")
+    elif template_id == "summary.compactions":
+        shown = _window_text(row, terms, read, "[compaction summary] ")
     elif template_id == "summary.titles":
-        text = "[session title] " + _squash(str(row.get("body") or ""))
+        shown = window_story("[session title] ", str(row.get("body") or ""), terms=terms, cut_start=False,
+                             cut_end=False, pre=read.pre, budget=read.compose)
     else:
-        text = _window_text(row, window)
-    text = strip_roots(text, roots)  # paths inside a bound root: repository-relative
+        shown = _window_text(row, terms, read)
+    text = strip_roots(shown.text, roots)  # paths inside a bound root: repository-relative
     sidechain = bool(row.get("sidechain"))
     if sidechain:
         text = "[subagent] " + text
@@ -212,5 +187,8 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
         score=float(row.get("score") or 0),
         sidechain=sidechain,
         fold_key=f"{hit.evidence_type}\x1f{_squash(fold_basis)}",
-        priority=0 if template_id.endswith(("tool_results", "tool_calls", "summaries")) else 1,
+        priority=0 if template_id.endswith(("tool_results", "tool_calls", "summaries", "compactions")) else 1,
+        redactions=tuple(sorted(shown.redactions.items())),
+        command=command,
+        kind=kind,
     )

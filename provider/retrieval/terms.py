@@ -30,7 +30,9 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 #: supports it). They are constants of the provider, never request text.
 FAILURE_WORDS = ("fail", "error", "traceback", "exception", "crash", "broke", "refused", "denied", "cannot")
 DECISION_WORDS = ("decid", "chose", "choos", "instead", "abandon", "revert", "because", "favour", "favor",
-                  "replac", "switch", "drop", "rather", "went with", "settled")
+                  "replac", "switch", "drop", "rather", "went with", "settled", "for now", "until",
+                  "workaround", "defer", "postpone", "go with", "going with", "from now on", "decision", "prefer",
+                  "opt", "let's", "i'll", "we'll", "should use", "move to", "moving to")
 
 
 def ascii_lower(text: str) -> str:
@@ -121,3 +123,79 @@ def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: s
     if anyterm is None:
         return None
     return f"({anyterm}) AND ({marker_expression(words, tokenizer)})"
+
+
+#: Separators a phrase may be written with between its words in recorded text: punctuation, and the argv of a
+#: command stored as JSON (``["npm","run","build"]``). The tool templates also read line breaks, tabs, hyphens
+#: and underscores in outputs as spaces, and :func:`loose` gives the term in that form.
+_PHRASE_SEPARATORS = ('","', "\n", "-", "_", ": ", ", ", ". ", "; ", "  ")
+_LOOSE = re.compile(r"[-_\s]+")
+
+
+def loose(text: str) -> str:
+    """``text`` with line breaks, tabs, hyphens and underscores read as single spaces (as the tool templates
+    read outputs), lower-cased the SQLite way."""
+    return _LOOSE.sub(" ", ascii_lower(text))
+_VARIANTS_PER_TERM = 16
+
+
+def match_variants(instr_terms: Sequence[str], roots: Sequence[str]) -> tuple[str, ...]:
+    """The lower-cased strings a row may hold for the terms, for ``instr`` matching outside FTS.
+
+    * A phrase matches across punctuation and line breaks: each word gap may be any one separator above, and
+      the :func:`loose` form matches outputs whose gaps mix line breaks, hyphens and underscores.
+    * A path term matches both spellings: an absolute path under a bound root also as the repository-relative
+      path, and ``./x`` also as ``x`` (a relative path is already a substring of the absolute one).
+    """
+    out: dict[str, None] = {}
+    lowered_roots = [ascii_lower(r.rstrip("/")) for r in roots if r.rstrip("/")]
+    for term in instr_terms:
+        variants = [term]
+        if loose(term) != term:
+            variants.append(loose(term))
+        words = term.split(" ")
+        if len(words) > 1:
+            variants.extend(sep.join(words) for sep in _PHRASE_SEPARATORS)
+        for root in lowered_roots:
+            if term.startswith(root + "/") and len(term) > len(root) + 1:
+                variants.append(term[len(root) + 1:])
+        if term.startswith("./") and len(term) > 2:
+            variants.append(term[2:])
+        for variant in variants[:_VARIANTS_PER_TERM]:
+            out[variant] = None
+    return tuple(out)
+
+
+#: Cue words matched by substring (``instr``) where FTS cannot segment the text: lower-case, English, Chinese
+#: and Japanese. They are constants of the provider, never request text.
+FAILURE_CUES = (
+    "fail", "error", "traceback", "exception", "crash", "refused", "denied", "cannot", "timed out",
+    "失败", "错误", "报错", "异常", "拒绝", "超时", "无法", "崩溃", "原因", "导致", "耗尽", "不够", "卡住",
+    "失敗", "エラー", "例外", "拒否", "タイムアウト", "できません", "止まる", "止まり", "落ちる", "原因",
+    "问题", "問題", "不了", "されない",
+)
+DECISION_CUES = (
+    "decid", "chose", "choos", "instead", "abandon", "revert", "because", "switch", "rather", "went with",
+    "决定", "选择", "改成", "改为", "换成", "而不是", "放弃", "因为", "采用", "原因",
+    "決定", "選択", "代わりに", "切り替え", "やめ", "ため", "採用", "原因", "修正しました", "直しました",
+)
+
+
+def unsegmented(terms: Sequence[str]) -> tuple[str, ...]:
+    """The terms FTS under unicode61 cannot find inside a longer run (those holding CJK characters)."""
+    return tuple(t for t in terms if _CJK.search(t))
+
+#: What a later message says when a failure was resolved: the cause or the fix stated, or what was missing
+#: supplied (a credential, a permission, a package), by the agent or by the user.
+RESOLUTION_CUES = (
+    "root cause", "the cause", "the fix", "fixed", "now passes", "passes now", "now pass", "works now",
+    "now works", "i added", "i've added", "i have added", "switched to", "switching to", "the problem was",
+    "the issue was", "turned out", "resolved", "granted", "regenerated", "installed", "i set ", "i've set",
+    "please retry", "try again", "go ahead", "added the", "exported", "configured", "logged in",
+    "credentials are", "here is the", "here's the", "found it", "the bug", "because", "caused by", "due to",
+    "comes from", "the reason", "which is why", "solved", "fixes it", "fixed it", "the culprit", "i now",
+    "happened because", "installed", "upgraded", "granted", "i gave", "i've given", "you can retry",
+    "根本原因", "原因是", "原因", "修复", "已修复", "解决", "改成", "改为", "已经正常", "我已", "已添加", "已授予",
+    "原因は", "修正しました", "直しました", "解決", "追加しました", "切り替え", "付与しました", "設定しました",
+    "因为", "是由于", "导致", "已经", "好了", "ため", "せいで", "しました",
+)

@@ -1,0 +1,272 @@
+"""Compose evidence text that tells what happened, within the snippet budget.
+
+* A tool call: ``[label] command``, then the lines that name the query terms (keyword in context), the
+  diagnostic block (the first error line and the cause lines after it) and the summary line (test counts,
+  "found N errors", the final status). Lines keep their order in the output; a gap between shown lines is
+  marked with ``…``.
+* A file edit: the path and what changed (``@@`` symbol, removed and added lines, the first lines written).
+* A message or summary: a keyword-in-context window around the first term.
+
+Redaction runs before any cut. Every read of a cell that the SQL cut (a ``substr`` window, a head or tail read)
+carries a margin of :data:`MARGIN` characters beyond what may be shown; :func:`redact` runs over the whole read,
+and only then is the text cut, at line or token boundaries, never closer than the margin to a cut edge of the
+read. A secret split by a read edge therefore lies in the margin and is never shown in part.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..bounding.redact import redact
+from .edits import FileEdit
+from .outcome import Outcome
+from .terms import loose
+
+ELLIPSIS = "…"
+#: Characters read beyond a shown window on each side that the SQL cut, so redaction sees a secret's context.
+MARGIN = 256
+#: Room kept for the labels added after composition ("[repeated …] ", "[subagent] ").
+LABEL_ROOM = 48
+#: Longest single line shown, and longest command shown.
+LINE_MAX = 240
+COMMAND_MAX = 200
+
+_WS = re.compile(r"\s+")
+#: The first line of a diagnostic block: a named error first, a generic error word second.
+_DIAGNOSTIC = re.compile(
+    r"\b[A-Za-z_.]*(Error|Exception|Exit|Fault|Timeout|Drift|Starvation)\b\s*:|\berror [A-Z]{1,4}\d{2,6}\b|"
+    r"^E\s{2,}\S|\bfatal:|\bpanicked at\b|\bSegmentation fault\b|^\s*\d+:\d+\s+error\b|\bERR! code\b|"
+    r"did not complete successfully|\bHTTP [45]\d\d\b|^\s*[\u00d7\u2717\u2718]\s|^\s*\u2192\s")
+_GENERIC_DIAGNOSTIC = re.compile(r"\bERROR\b|\bERR!|\bdenied\b|\brefused\b|\bnot found\b|\bcannot\b")
+_ERRORISH = re.compile(
+    r"(?i)error|exception|fail|traceback|refused|denied|not found|cannot|fatal|timed out|rejected|\[remote")
+_SUMMARY = re.compile(
+    r"(?i)\b\d+ (?:passed|failed|errors?|warnings?|problems?|tests?|skipped)\b|found \d+ errors?|"
+    r"^\s*(?:test files|tests)\s+\d|✖ \d+ problem|^\s*(?:FAILED|PASSED|BUILD \w+|ERROR: failed to solve)|"
+    r"All checks passed|^\s*Success\.|^Done\b")
+
+
+@dataclass(frozen=True)
+class ReadWindow:
+    """How a message or summary window is read: ``budget`` characters may be shown, starting up to ``pre``
+    characters before the first term; the SQL reads :data:`MARGIN` more on each side (``sql_pre``,
+    ``length``)."""
+
+    budget: int
+
+    @property
+    def compose(self) -> int:
+        """Characters the composed text may use, leaving room for the labels added after composition."""
+        return max(40, self.budget - LABEL_ROOM)
+
+    @property
+    def pre(self) -> int:
+        return max(20, self.budget // 3)
+
+    @property
+    def sql_pre(self) -> int:
+        return self.pre + MARGIN
+
+    @property
+    def length(self) -> int:
+        return self.budget + self.pre + 2 * MARGIN
+
+
+@dataclass
+class Shown:
+    """Composed text and the redactions made while composing it."""
+
+    text: str
+    redactions: Counter[str] = field(default_factory=Counter)
+
+
+def squash(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def cut_at_token(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, cut at a whitespace boundary and marked with ``…``."""
+    if len(text) <= limit:
+        return text
+    room = max(0, limit - len(ELLIPSIS) - 1)
+    head = text[:room]
+    space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    if space > room // 2:
+        head = head[:space]
+    return head.rstrip() + " " + ELLIPSIS if head.strip() else ELLIPSIS
+
+
+def _redacted(text: str, counts: Counter[str]) -> str:
+    result = redact(text)
+    counts.update(result.counts)
+    return result.text
+
+
+def drop_cut_edge(text: str, *, at_start: bool, at_end: bool) -> str:
+    """Drop :data:`MARGIN` characters at each edge the read cut, back to the next line or token boundary."""
+    if at_end:
+        text = text[: max(0, len(text) - MARGIN)]
+        last = max(text.rfind("\n"), text.rfind(" "))
+        text = text[:last] if last >= 0 else ""
+    if at_start:
+        text = text[MARGIN:]
+        first = min((i for i in (text.find("\n"), text.find(" ")) if i >= 0), default=-1)
+        text = text[first + 1:] if first >= 0 else ""
+    return text
+
+
+def _term_hit(lowered: str, terms: Sequence[str]) -> int:
+    hits = [i for i in (lowered.find(t) for t in terms if t) if i >= 0]
+    return min(hits) if hits else -1
+
+
+# --- tool calls ------------------------------------------------------------------------------------------
+
+
+def _pick_lines(lines: Sequence[str], terms: Sequence[str], failed: bool) -> list[int]:
+    """Line indices in priority order: diagnostic block, keyword lines, summary line (failed); else keyword
+    lines, summary line, first line; then every other line, nearest to those first."""
+    lowered = [loose(ln) for ln in lines]
+    wanted = [loose(t) for t in terms if t]
+    nonblank = [i for i, ln in enumerate(lines) if ln.strip()]
+    kwic = [i for i in nonblank if any(t in lowered[i] for t in wanted)][:4]
+    diag: list[int] = []
+    if failed:
+        first = next((i for i in nonblank if _DIAGNOSTIC.search(lines[i])), None)
+        if first is None:
+            first = next((i for i in nonblank if _GENERIC_DIAGNOSTIC.search(lines[i])), None)
+        if first is None:
+            first = next((i for i in nonblank if _ERRORISH.search(lines[i])), None)
+        if first is not None:
+            # The cause often sits on the line right before (the shell's "not found" before docker's failed
+            # step) or in the lines after (pytest's E lines, a compiler's note).
+            before = [i for i in nonblank if i < first][-2:]
+            # The line right before is kept as context; the one before it when it reads as an error too.
+            cause = [i for n, i in enumerate(reversed(before)) if n == 0 or _ERRORISH.search(lines[i])]
+            diag = [first, *cause, *(i for i in nonblank if first < i <= first + 2)]
+    summary = [i for i in nonblank if _SUMMARY.search(lines[i])][-1:]
+    if not summary and nonblank:
+        summary = [nonblank[-1]]
+    order = (diag + kwic + summary) if failed else (kwic + summary + nonblank[:1])
+    seen: list[int] = []
+    for index in order:
+        if index not in seen:
+            seen.append(index)
+    # Then the budget left goes to the lines nearest the chosen ones (their context), nearest first.
+    rest = [i for i in nonblank if i not in seen]
+    if seen:
+        rest.sort(key=lambda i: (min(abs(i - j) for j in seen), i))
+    return seen + rest
+
+
+def _display(line: str) -> str:
+    """A line as shown: banner padding (``==== x ====``, ``____ x ____``) removed, long lines cut."""
+    text = line.strip()
+    unpadded = text.strip("=_ ")
+    return cut_at_token(unpadded or text, LINE_MAX)
+
+
+def _render(lines: Sequence[str], picks: Sequence[int], header: str, budget: int) -> str:
+    chosen: list[int] = []
+    used = len(header)
+    for index in picks:
+        line = _display(lines[index])
+        cost = len(line) + 3  # newline plus a possible elision line
+        if used + cost > budget:
+            continue
+        chosen.append(index)
+        used += cost
+    out = [header]
+    previous: int | None = None
+    for index in sorted(chosen):
+        skipped = lines[previous + 1:index] if previous is not None else lines[:index]
+        if any(ln.strip() for ln in skipped):
+            out.append(ELLIPSIS)
+        out.append(_display(lines[index]))
+        previous = index
+    if previous is not None and any(ln.strip() for ln in lines[previous + 1:]):
+        out.append(ELLIPSIS)
+    return "\n".join(out)
+
+
+def tool_story(command: str, outcome: Outcome, tail: str, *, head_cut: bool, terms: Sequence[str],
+               budget: int) -> Shown:
+    """``[label] command`` and the telling lines of the output (head read, then tail read if any)."""
+    shown = Shown("")
+    head_text = drop_cut_edge(_redacted(outcome.output, shown.redactions), at_start=False, at_end=head_cut)
+    lines = head_text.split("\n")
+    if tail:
+        tail_text = drop_cut_edge(_redacted(tail, shown.redactions), at_start=True, at_end=False)
+        lines = [*lines, ELLIPSIS, *tail_text.split("\n")]
+    header = f"[{outcome.label}] " + cut_at_token(squash(_redacted(command, shown.redactions)), COMMAND_MAX)
+    picks = _pick_lines(lines, terms, outcome.failed)
+    shown.text = _render(lines, [i for i in picks if lines[i] != ELLIPSIS], header, budget)
+    return shown
+
+
+# --- file edits ------------------------------------------------------------------------------------------
+
+
+def _edit_lines(edit: FileEdit, terms: Sequence[str]) -> list[str]:
+    head = f"{edit.op} {edit.path}"
+    if edit.symbols:
+        head += " @@ " + edit.symbols[0]
+    body: list[str] = [f"*** Move to: {edit.moved_to}"] if edit.moved_to else []
+    removed = [ln for ln in edit.removed if ln.strip()]
+    added = [ln for ln in edit.added if ln.strip()]
+    if edit.op == "edit" and len(removed) == 1 and len(added) == 1:
+        body.append(f"{removed[0].strip()} → {added[0].strip()}")
+    else:
+        # Lines naming a term first, then the rest in order: removed before added.
+        def ranked(lines: list[str], mark: str) -> list[str]:
+            hit = [ln for ln in lines if any(t in ln.lower() for t in terms if t)]
+            return [f"{mark} {ln.strip()}" for ln in hit + [ln for ln in lines if ln not in hit]]
+        body.extend(ranked(removed, "-")[:4])
+        body.extend(ranked(added, "+")[:6])
+    return [head, *body]
+
+
+def edit_story(label: str, edits: Sequence[FileEdit], *, terms: Sequence[str], budget: int) -> Shown:
+    """``[label]`` and, per file, the operation, path and the substance of the change."""
+    shown = Shown("")
+    out = [f"[{label}]"]
+    used = len(out[0])
+    for edit in edits:
+        for number, raw in enumerate(_edit_lines(edit, terms)):
+            line = cut_at_token(_redacted(raw, shown.redactions), LINE_MAX)
+            if used + len(line) + 1 > budget:
+                if number == 0:
+                    break
+                out.append(ELLIPSIS)
+                used += 2
+                break
+            out.append(line)
+            used += len(line) + 1
+    shown.text = "\n".join(out)
+    return shown
+
+
+# --- messages and summaries ------------------------------------------------------------------------------
+
+
+def window_story(prefix: str, raw: str, *, terms: Sequence[str], cut_start: bool, cut_end: bool,
+                 pre: int, budget: int) -> Shown:
+    """A keyword-in-context window of ``raw`` (a read that carries :data:`MARGIN` beyond the window on each
+    side the SQL cut), redacted whole before it is cut."""
+    shown = Shown("")
+    text = drop_cut_edge(_redacted(raw, shown.redactions), at_start=cut_start, at_end=cut_end)
+    hit = _term_hit(text.lower(), terms)
+    start = max(0, hit - pre) if hit >= 0 else 0
+    if start > 0:
+        space = text.rfind(" ", 0, start)
+        start = space + 1 if space >= 0 else 0
+    body = squash(text[start:])
+    room = max(0, budget - len(prefix) - 2)
+    shown_body = cut_at_token(body, room)
+    lead = ELLIPSIS if (start > 0 or cut_start) else ""
+    tail = f" {ELLIPSIS}" if (cut_end and not shown_body.endswith(ELLIPSIS)) else ""
+    shown.text = f"{prefix}{lead}{shown_body}{tail}"
+    return shown

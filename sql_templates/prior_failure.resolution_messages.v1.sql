@@ -1,0 +1,50 @@
+-- id: prior_failure.resolution_messages
+-- version: 1
+-- evidence_type: prior_failure
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
+-- params: sources roots since scope_ids failures cues head pre window limit
+-- What happened after a failure, told in words: a later message of the same session, the user's (whatever its
+-- words: it often supplies what was missing) or one that states a cause or fix, or supplies what was missing (:cues: "root cause", "the fix was", "now
+-- passes", "I added", "switched to", granted, regenerated ... and their Chinese and Japanese forms).
+-- :failures lists the failures found by the other prior_failure templates, each "session id<US>timestamp"
+-- (US = char(31)); only messages of those sessions, after the first such failure, are read, and only the
+-- first :head characters of each are searched for a cue.
+WITH scope_sessions AS (
+  SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
+         s.git_branch AS git_branch
+  FROM sessions AS s
+  WHERE COALESCE(s.source, 'claude') IN (SELECT value FROM json_each(:sources))
+    AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
+                WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND s.id IN (SELECT value FROM json_each(:scope_ids))
+)
+SELECT m.session_id AS session_id,
+       ss.source AS session_source,
+       ss.project_path AS session_path,
+       m.cwd AS msg_cwd,
+       m.session_id AS msg_session_id,
+       m.uuid AS message_ref,
+       m.timestamp AS observed_at,
+       ss.git_branch AS git_branch,
+       COALESCE(m.is_sidechain, 0) AS sidechain,
+       m.role AS role,
+       max(1, COALESCE((SELECT min(instr(lower(m.text), c.value)) FROM json_each(:cues) AS c
+                         WHERE instr(lower(m.text), c.value) > 0), 1) - :pre) AS window_start,
+       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), c.value)) FROM json_each(:cues) AS c
+                                        WHERE instr(lower(m.text), c.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:cues) AS c WHERE instr(lower(substr(m.text, 1, :head)), c.value) > 0) AS score
+FROM messages AS m
+JOIN scope_sessions AS ss ON ss.id = m.session_id
+WHERE m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.visibility, 'visible') = 'visible'
+  AND COALESCE(m.is_meta, 0) = 0
+  AND m.role IN ('assistant', 'user')
+  AND m.text IS NOT NULL
+  AND m.session_id IN (SELECT substr(f.value, 1, instr(f.value, char(31)) - 1) FROM json_each(:failures) AS f)
+  AND m.timestamp > (SELECT min(substr(f.value, instr(f.value, char(31)) + 1)) FROM json_each(:failures) AS f
+                     WHERE substr(f.value, 1, instr(f.value, char(31)) - 1) = m.session_id)
+  AND (m.role = 'user'
+       OR EXISTS (SELECT 1 FROM json_each(:cues) AS c WHERE instr(lower(substr(m.text, 1, :head)), c.value) > 0))
+ORDER BY m.timestamp, m.uuid
+LIMIT :limit

@@ -1,0 +1,42 @@
+-- id: summary.compactions
+-- version: 1
+-- evidence_type: summary
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
+-- params: sources roots since scope_ids terms pre window limit
+-- Claude Code compaction summaries: the visible user message that continues a compacted session ("This session
+-- is being continued from a previous conversation ..."), matched on its whole text (not through FTS), within
+-- the scope's sessions only.
+WITH scope_sessions AS (
+  SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
+         s.git_branch AS git_branch
+  FROM sessions AS s
+  WHERE COALESCE(s.source, 'claude') IN (SELECT value FROM json_each(:sources))
+    AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
+                WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND s.id IN (SELECT value FROM json_each(:scope_ids))
+)
+SELECT m.session_id AS session_id,
+       ss.source AS session_source,
+       ss.project_path AS session_path,
+       m.cwd AS msg_cwd,
+       m.session_id AS msg_session_id,
+       m.uuid AS message_ref,
+       m.timestamp AS observed_at,
+       ss.git_branch AS git_branch,
+       COALESCE(m.is_sidechain, 0) AS sidechain,
+       max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
+                         WHERE instr(lower(m.text), t.value) > 0), 1) - :pre) AS window_start,
+       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
+                                        WHERE instr(lower(m.text), t.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(m.text), t.value) > 0) AS score
+FROM messages AS m
+JOIN scope_sessions AS ss ON ss.id = m.session_id
+WHERE m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.visibility, 'visible') = 'visible'
+  AND COALESCE(m.is_meta, 0) = 0
+  AND m.role = 'user'
+  AND m.text LIKE 'This session is being continued from a previous conversation%'
+  AND score > 0
+ORDER BY score DESC, m.timestamp DESC, m.uuid
+LIMIT :limit
