@@ -190,8 +190,8 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
-    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.roots, since=since,
-                        terms=terms, tokenizer=tokenizer,
+    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.bound_roots(),
+                        since=since, terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, 1200))
     return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,

@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigInvalid
+from ..paths import Roots
 
 CONFIG_ENV = "OBELISK_SESSION_EVIDENCE_CONFIG"
 APP_NAME = "obelisk-session-evidence"
@@ -58,10 +59,16 @@ class EnabledScope(_Model):
     repository_id: str
     sources: tuple[str, ...]
     roots: tuple[str, ...]
+    #: The real paths of ``roots`` (symlinks resolved) recorded at enable; empty in configs written before.
+    real_roots: tuple[str, ...] = ()
     stage: Literal[1, 2] = 1
     enabled_at: str = ""
     repository_identity: RepositoryIdentity | None = None
     qualification: QualificationRecord | None = None
+
+    def bound_roots(self) -> Roots:
+        """The roots as retrieval compares them: every spelling for the SQL prefilter, real paths to decide."""
+        return Roots.of(self.roots, self.real_roots)
 
 
 class ProviderConfig(_Model):

@@ -236,6 +236,7 @@ def _build_scope(*, agent_id: str, project_id: str, repository_id: str, sources:
         repository_id=repository_id,
         sources=clean_sources,
         roots=all_roots,
+        real_roots=tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
         stage=2 if stage == 2 else 1,
         enabled_at=_utc_now(),
         repository_identity=_merge_identity(identities),
