@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ._version import PROVIDER_VERSION
+from ._version import PROVIDER_ID, PROVIDER_VERSION
 from .admission.admit import AdmittedRequest, admit
 from .admission.config import ProviderConfig, load_config
 from .admission.window import since_for
@@ -27,6 +27,7 @@ from .contract.models import (
     ScopeApplied,
 )
 from .contract.parse import parse_request
+from .digest import DigestKey, load_key
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
@@ -64,6 +65,7 @@ class _Read:
 
 @dataclass
 class _Context:
+    key: DigestKey
     meta: dict[str, Any] = field(default_factory=dict)
     freshness: Freshness = "unknown"
     index_revision: str = "unknown"
@@ -229,12 +231,12 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
     ``vfs`` and ``template_dir`` exist for tests (a recording VFS; a tampered template set).
     """
     request_id: str | None = None
-    ctx = _Context()
     try:
         request = parse_request(raw)
         request_id = request.request_id
         config = load_config(config_path)
         admitted = admit(request, config)
+        ctx = _Context(key=load_key(config_path))  # the receipt's digests are keyed; a query never makes a key
     except ProviderError as err:
         return Response(_envelope(request_id, err.outcome if err.outcome != "internal" else "failed",
                                   error=err), EXIT_CODES[err.outcome])
@@ -257,7 +259,8 @@ def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> dic
     from .bounding.receipt import build_receipt, result_json
 
     result = _result(admitted, ctx.index_revision, ctx.freshness, [], truncated=False, omitted=0)
-    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
+    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
+                            key=ctx.key)
     return _envelope(admitted.request.request_id, "failed", error=err, result=result_json(result),
                      receipt=receipt.model_dump(mode="json"), meta=ctx.meta)
 
@@ -281,7 +284,7 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
     return HistoricalEvidenceResultV0(
         schema_version="historical_evidence_result_v0",
         request_id=admitted.request.request_id,
-        provider_id="obelisk-session-evidence",
+        provider_id=PROVIDER_ID,
         provider_version=PROVIDER_VERSION,
         index_revision=index_revision,
         scope_applied=ScopeApplied(agent_id=scope.agent_id, project_id=scope.project_id,
@@ -326,7 +329,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     report = bound(folded, admitted.limits, fetch_ceiling_reached=run.fetch_ceiling_reached)
     result = _result(admitted, read.state.revision, ctx.freshness, report.items,
                      truncated=report.truncated, omitted=report.omitted_count)
-    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
+    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
+                            key=ctx.key)
     ctx.meta.update({
         "templates_run": list(run.templates_run),
         "templates_skipped": list(run.templates_skipped),

@@ -6,7 +6,7 @@ the schema verdict and FTS tokenizer, the index freshness of every enabled scope
 the enabled scopes.
 
 Privacy split (RFC section 11): ``--format json`` is what a controller may log, so it carries ids, sources,
-stages, counts, ages, verdicts and digests, never a local path (roots are sha256 digests, the stale and
+stages, counts, ages, verdicts and digests, never a local path (roots are keyed HMAC-SHA256 digests, the stale and
 unindexed units are counts). The text view is for the local operator at a terminal and also names the
 config and database paths, the plain roots and the stale/unindexed transcript paths.
 
@@ -17,6 +17,7 @@ the database is missing or unreadable: the report says so), 1 when the config ca
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._version import CONTRACT_VERSION, PROVIDER_VERSION
+from ._version import CONTRACT_VERSION, PROVIDER_ID, PROVIDER_VERSION
 from .admission.config import EnabledScope, ProviderConfig, load_config
 from .admission.lifecycle import scope_summary
+from .digest import DigestKey, load_key
 from .errors import ConfigInvalid, ProviderError
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.freshness import FreshnessReport, Verdict, assess_freshness
@@ -36,7 +38,6 @@ from .index.revision import IndexRow, read_index_state, transcript_homes_from
 
 __all__ = ["STATUS_DEADLINE_MS", "StatusReport", "collect_status", "render_text", "status_command"]
 
-PROVIDER_ID = "obelisk-session-evidence"
 #: ``status`` is an operator command: it reads every ``index_state`` row, so it gets at least this budget.
 STATUS_DEADLINE_MS = 10_000
 #: Worst first: the overall freshness is the worst verdict over the enabled scopes.
@@ -70,6 +71,7 @@ class StatusReport:
     markers: FreshnessReport | None = None
     transcript_homes: tuple[str, ...] = ()
     scopes: list[tuple[EnabledScope, FreshnessReport | None]] = field(default_factory=list)
+    digest_key: DigestKey | None = None  # root digests are keyed; without the install's key none are shown
 
     @property
     def overall_freshness(self) -> Verdict | None:
@@ -92,7 +94,7 @@ class StatusReport:
         index = self.index
         scopes: list[dict[str, Any]] = []
         for scope, report in self.scopes:
-            entry = scope_summary(scope)
+            entry = scope_summary(scope, self.digest_key)
             entry["freshness"] = report.to_public() if report else None
             scopes.append(entry)
         return {
@@ -160,6 +162,8 @@ def collect_status(*, db_path: Path, config_path: Path, now: Callable[[], float]
     report = StatusReport(config_path=config_path, db_path=db_path, config_present=config_present,
                           config_valid=config_valid, config=config, database_present=_present(db_path),
                           wal_present=os.path.exists(f"{db_path}-wal"))
+    with contextlib.suppress(ConfigInvalid):
+        report.digest_key = load_key(config_path)
     if report.database_present:
         deadline = Deadline(max(config.deadline_ms, STATUS_DEADLINE_MS))
         try:

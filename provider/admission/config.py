@@ -17,11 +17,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._version import PROVIDER_ID
+from ..digest import ensure_key
 from ..errors import ConfigInvalid
 from ..paths import Roots
 
 CONFIG_ENV = "OBELISK_SESSION_EVIDENCE_CONFIG"
-APP_NAME = "obelisk-session-evidence"
+APP_NAME = PROVIDER_ID
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
@@ -107,8 +109,12 @@ def load_config(path: Path) -> ProviderConfig:
 
 
 def save_config(path: Path, config: ProviderConfig) -> None:
-    """Write atomically: a temp file in the same directory (0600), fsync, rename over the old file."""
+    """Write atomically: a temp file in the same directory (0600), fsync, rename over the old file.
+
+    The install's digest key (``provider/digest.py``) is created beside the config first when there is none.
+    """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_key(path)
     data = json.dumps(config.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
     try:

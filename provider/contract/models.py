@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
-PROVIDER_ID = "obelisk-session-evidence"
+from .._version import ProviderId
+
 REQUEST_SCHEMA = "historical_evidence_request_v0"
 RESULT_SCHEMA = "historical_evidence_result_v0"
 RECEIPT_SCHEMA = "historical_evidence_receipt_v0"
@@ -110,7 +111,7 @@ class EvidenceItem(_Strict):
 class HistoricalEvidenceResultV0(_Strict):
     schema_version: Literal["historical_evidence_result_v0"]
     request_id: str
-    provider_id: Literal["obelisk-session-evidence"]
+    provider_id: ProviderId
     provider_version: str
     index_revision: str
     scope_applied: ScopeApplied
@@ -126,7 +127,7 @@ class HistoricalEvidenceResultV0(_Strict):
 class HistoricalEvidenceReceiptV0(_Strict):
     schema_version: Literal["historical_evidence_receipt_v0"]
     request_id: str
-    provider_id: Literal["obelisk-session-evidence"]
+    provider_id: ProviderId
     provider_version: str
     index_revision_digest: str
     scope_digest: str
