@@ -311,6 +311,26 @@ def test_overlap_is_redacted_once() -> None:
     assert dict(result.counts) == {"openai_key": 1}
 
 
+def test_an_overlapping_tail_extends_the_chosen_span() -> None:
+    """A JWT glued to a PEM block: the JWT's run (``-`` is a JWT character) starts first and overlaps the
+    block's BEGIN line; the block must extend the JWT's span to its END, never be left half-revealed. Same for
+    a password value glued to key material."""
+    result = redact(f"Bearer {FAKE_JWT}{FAKE_PEM}")
+    assert result.text == "Bearer [REDACTED:jwt]"
+    assert dict(result.counts) == {"jwt": 1}
+    result = redact(f"passwd: {FAKE_PASSWORD}{FAKE_PEM_BODY}\n'")
+    assert result.text == "passwd: [REDACTED:password_assignment]\n'"
+    assert "FAKEFAKE0000" not in result.text
+
+
+def test_a_redaction_exposes_its_neighbour_to_the_next_pass() -> None:
+    """``docker login -p`` needs a word boundary before ``docker``; a PEM block's ``-----`` glued to it is none,
+    the placeholder that replaces the block is: only a second pass finds the password."""
+    result = redact(f"{FAKE_PEM}docker login -u ci -p {FAKE_PASSWORD} registry.example")
+    assert result.text == "[REDACTED:private_key]docker login -u ci -p [REDACTED:password_assignment] registry.example"
+    assert dict(result.counts) == {"private_key": 1, "password_assignment": 1}
+
+
 def test_result_is_frozen_and_counts_read_only() -> None:
     result = redact(f"password={FAKE_PASSWORD}")
     assert isinstance(result, Redacted)
