@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-PROG = "obelisk-session-evidence"
+from ._version import PROVIDER_ID
+
+PROG = PROVIDER_ID
 #: stdin is read only up to this many bytes (+1 to detect oversize); see provider.contract.parse.
 STDIN_BOUND = 64 * 1024
 

@@ -1,35 +1,133 @@
-"""Paths against a scope's bound roots, on path boundaries (``/a/b`` owns ``/a/b/c``, never ``/a/bc``).
+"""Paths against a scope's bound roots: one set of boundary rules for every layer that compares paths.
 
-Used by the row re-check of retrieval, the freshness walk and qualification alike; it depends on nothing.
+The rules (used by the row re-check and the scope set of retrieval, the freshness walk, qualification and the
+repository-relative display of paths):
+
+* A path is compared only after normalisation. ``lexical`` drops ``.`` and empty (``//``) parts and applies
+  ``..``; a path that is not absolute, holds a NUL, or climbs above ``/`` is refused (None), never guessed.
+* ``real`` resolves symlinks where the path exists on disk (a ``..`` after a symlink is applied to the
+  symlink's target, as the kernel does), and normalises lexically where it does not.
+* Containment is on path boundaries: ``/a/b`` owns ``/a/b`` and ``/a/b/c``, never ``/a/bc``.
+
+``Roots`` holds a scope's roots in two forms: every spelling (the one the operator gave and the real path;
+both are bound for the lexical SQL prefilter) and the real paths, which decide. It depends on nothing but
+``os.path``.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+def lexical(path: str | None) -> str | None:
+    """``path`` normalised without the filesystem, or None when it is not absolute or climbs above ``/``."""
+    if not isinstance(path, str) or not path.startswith("/") or "\x00" in path:
+        return None
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None  # still climbs: refused, never clamped to "/"
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def real(path: str | None) -> str | None:
+    """``path`` with symlinks resolved where it exists on disk, lexically normalised; None when refused."""
+    if lexical(path) is None:
+        return None
+    assert path is not None  # lexical() refused every non-string
+    try:
+        resolved = os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+    return lexical(resolved)
+
+
+def within(path: str, base: str) -> bool:
+    """True when the normalised ``path`` is the normalised ``base`` or lies below it on a path boundary."""
+    return path == base or path.startswith(base if base == "/" else base + "/")
 
 
 def under_root(path: str | None, roots: Iterable[str]) -> bool:
-    """True when ``path`` is a root or lies below one on a path boundary (``/a/b`` never owns ``/a/bc``)."""
-    if not path:
+    """True when ``path`` is a root or lies below one on a path boundary, both sides normalised lexically."""
+    norm = lexical(path)
+    if norm is None:
         return False
-    for root in roots:
-        base = root.rstrip("/") or "/"
-        if path == base or path.startswith(base if base == "/" else base + "/"):
-            return True
-    return False
+    return any(base is not None and within(norm, base) for base in map(lexical, roots))
 
 
 def relative_to_roots(path: str, roots: Iterable[str]) -> str:
-    """Show a path inside a bound root repository-relative; leave other paths as they are."""
-    for root in sorted(roots, key=len, reverse=True):
-        base = root.rstrip("/")
-        if path.startswith(base + "/"):
-            return path[len(base) + 1:]
+    """Show a path inside a bound root repository-relative (deepest root first); leave other paths as they are.
+
+    The same boundary rules as the scope check: ``/r/../x`` is not inside ``/r``, and a root's spelling
+    somewhere inside a longer path (``/x/r/y`` for root ``/r``) is not a prefix.
+    """
+    norm = lexical(path)
+    if norm is None:
+        return path
+    bases = [b for b in map(lexical, roots) if b is not None]
+    for base in sorted(bases, key=len, reverse=True):
+        if norm != base and within(norm, base):
+            return norm[len(base):].lstrip("/")
     return path
 
 
+#: A root's spelling starts a path only where no path character precedes it.
+_PATH_CHAR = r"[\w.~/-]"
+
+
 def strip_roots(text: str, roots: Iterable[str]) -> str:
-    """``text`` with every ``<root>/`` prefix removed, longest root first: paths become repository-relative."""
-    for root in sorted(roots, key=len, reverse=True):
-        text = text.replace(root.rstrip("/") + "/", "")
+    """``text`` with every ``<root>/`` that starts a path removed (deepest root first): paths become relative.
+
+    ``<root>/`` is removed only where it starts a path (at the start of the text or after a character that
+    cannot be part of a path), so ``/x/src/app/y`` keeps ``src/app`` for root ``/src/app``, and root ``/``
+    removes the leading slash of a path, not every slash.
+    """
+    bases = {b for b in map(lexical, roots) if b is not None}
+    for base in sorted(bases, key=len, reverse=True):
+        prefix = "/" if base == "/" else base + "/"
+        text = re.sub(f"(?<!{_PATH_CHAR}){re.escape(prefix)}", "", text)
     return text
+
+
+@dataclass(frozen=True)
+class Roots:
+    """A scope's roots: the spellings bound for the lexical SQL prefilter and the real paths that decide.
+
+    ``contains`` resolves a recorded path once per instance (one instance serves one request).
+    """
+
+    spellings: tuple[str, ...]
+    real_paths: tuple[str, ...]
+    _seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, given: Iterable[str], stored_real: Iterable[str] = ()) -> Roots:
+        """From the spellings the operator gave and, when recorded at enable, their real paths.
+
+        Without recorded real paths (a config written before they were), each given root is resolved now.
+        """
+        given = tuple(given)
+        stored = tuple(s for s in map(lexical, stored_real) if s is not None)
+        decided = stored if stored else tuple(r for r in map(real, given) if r is not None)
+        spell = [s for s in map(lexical, (*given, *decided)) if s is not None]
+        return cls(spellings=tuple(dict.fromkeys(spell)), real_paths=tuple(dict.fromkeys(decided)))
+
+    def contains(self, path: object) -> bool:
+        """True when ``path`` (a recorded project path or cwd) lies inside a root by real path."""
+        if not isinstance(path, str):
+            return False
+        known = self._seen.get(path)
+        if known is None:
+            resolved = real(path)
+            known = resolved is not None and any(within(resolved, base) for base in self.real_paths)
+            self._seen[path] = known
+        return known

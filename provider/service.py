@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ._version import PROVIDER_VERSION
+from ._version import PROVIDER_ID, PROVIDER_VERSION
 from .admission.admit import AdmittedRequest, admit
 from .admission.config import ProviderConfig, load_config
 from .admission.window import since_for
@@ -27,6 +27,7 @@ from .contract.models import (
     ScopeApplied,
 )
 from .contract.parse import load_json_object, parse_request
+from .digest import DigestKey, load_key
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
@@ -67,6 +68,7 @@ class _Read:
 
 @dataclass
 class _Context:
+    key: DigestKey
     meta: dict[str, Any] = field(default_factory=dict)
     freshness: Freshness = "unknown"
     index_revision: str = "unknown"
@@ -193,8 +195,8 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
-    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.roots, since=since,
-                        terms=terms, tokenizer=tokenizer,
+    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.bound_roots(),
+                        since=since, terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING))
     scope_empty = False
@@ -203,7 +205,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
         # --source or --root is not mistaken for "no history".
         from .retrieval.engine import scope_sessions
 
-        ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=scope.roots, since="")
+        ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=scope.bound_roots(), since="")
         scope_empty = not ever
     return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,
                  schema=(verdict.verdict, verdict.nearest or ""), state_key=state_key, scope_empty=scope_empty)
@@ -257,12 +259,12 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
     template set).
     """
     request_id: str | None = None
-    ctx = _Context()
     try:
         request = parse_request(raw)
         request_id = request.request_id
         config = load_config(config_path, must_exist=config_must_exist)
         admitted = admit(request, config)
+        ctx = _Context(key=load_key(config_path))  # the receipt's digests are keyed; a query never makes a key
     except ProviderError as err:
         if request_id is None:
             request_id = _request_id_of(raw)
@@ -288,7 +290,8 @@ def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> dic
     from .bounding.receipt import build_receipt, result_json
 
     result = _result(admitted, ctx.index_revision, ctx.freshness, [], truncated=False, omitted=0)
-    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
+    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
+                            key=ctx.key)
     return _envelope(admitted.request.request_id, "failed", error=err, result=result_json(result),
                      receipt=receipt.model_dump(mode="json"), meta=ctx.meta)
 
@@ -312,7 +315,7 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
     return HistoricalEvidenceResultV0(
         schema_version="historical_evidence_result_v0",
         request_id=admitted.request.request_id,
-        provider_id="obelisk-session-evidence",
+        provider_id=PROVIDER_ID,
         provider_version=PROVIDER_VERSION,
         index_revision=index_revision,
         scope_applied=ScopeApplied(agent_id=scope.agent_id, project_id=scope.project_id,
@@ -369,7 +372,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     deadline.check()
     result = _result(admitted, read.state.revision, ctx.freshness, report.items,
                      truncated=report.truncated, omitted=report.omitted_count)
-    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
+    receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
+                            key=ctx.key)
     deadline.check()
     ctx.meta.update({
         "templates_run": list(run.templates_run),

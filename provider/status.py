@@ -6,7 +6,7 @@ the schema verdict and FTS tokenizer, the index freshness of every enabled scope
 the enabled scopes.
 
 Privacy split (RFC section 11): ``--format json`` is what a controller may log, so it carries ids, sources,
-stages, counts, ages, verdicts and digests, never a local path (roots are sha256 digests, the stale and
+stages, counts, ages, verdicts and digests, never a local path (roots are keyed HMAC-SHA256 digests, the stale and
 unindexed units are counts). The text view is for the local operator at a terminal and also names the
 config and database paths, the plain roots and the stale/unindexed transcript paths.
 
@@ -17,6 +17,7 @@ the database is missing or unreadable: the report says so), 1 when the config ca
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._version import CONTRACT_VERSION, PROVIDER_VERSION
+from ._version import CONTRACT_VERSION, PROVIDER_ID, PROVIDER_VERSION
 from .admission.config import EnabledScope, ProviderConfig, load_config
 from .admission.lifecycle import scope_summary
+from .digest import DigestKey, load_key
 from .errors import ConfigInvalid, ProviderError
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.freshness import FreshnessReport, Verdict, assess_freshness
@@ -36,7 +38,6 @@ from .index.revision import IndexRow, read_index_state, transcript_homes_from
 
 __all__ = ["STATUS_DEADLINE_MS", "StatusReport", "collect_status", "render_text", "status_command"]
 
-PROVIDER_ID = "obelisk-session-evidence"
 #: ``status`` is an operator command: it reads every ``index_state`` row, so it gets at least this budget.
 STATUS_DEADLINE_MS = 10_000
 #: Worst first: the overall freshness is the worst verdict over the enabled scopes.
@@ -74,6 +75,7 @@ class StatusReport:
     transcript_homes: tuple[str, ...] = ()
     scopes: list[tuple[EnabledScope, FreshnessReport | None]] = field(default_factory=list)
     config_detail: str = ""  # why the config was refused (local view only: it may name the path)
+    digest_key: DigestKey | None = None  # root digests are keyed; without the install's key none are shown
 
     @property
     def overall_freshness(self) -> Verdict | None:
@@ -101,7 +103,7 @@ class StatusReport:
         index = self.index
         scopes: list[dict[str, Any]] = []
         for position, (scope, report) in enumerate(self.scopes):
-            entry = scope_summary(scope)
+            entry = scope_summary(scope, self.digest_key)
             entry["freshness"] = report.to_public() if report else None
             sessions = self.sessions_in_index(position)
             entry["sessions_in_index"] = sessions
@@ -149,7 +151,8 @@ def _scope_session_counts(snap: ReadSnapshot, verdict: Any, scopes: Sequence[Ena
     unmet = {t.template: list(t.missing) for t in verdict.templates}
     if verdict.verdict == "incompatible" or unmet.get(template.key, ["unknown template"]):
         return tuple(None for _ in scopes)
-    return tuple(len(scope_sessions(snap, template, sources=s.sources, roots=s.roots, since="")[0]) for s in scopes)
+    return tuple(len(scope_sessions(snap, template, sources=s.sources, roots=s.bound_roots(), since="")[0])
+                 for s in scopes)
 
 
 def _read(snap: ReadSnapshot, scopes: Sequence[EnabledScope] = ()) -> _IndexRead:
@@ -191,6 +194,8 @@ def collect_status(*, db_path: Path, config_path: Path, now: Callable[[], float]
     report = StatusReport(config_path=config_path, db_path=db_path, config_present=config_present,
                           config_valid=config_valid, config=config, database_present=_present(db_path),
                           wal_present=os.path.exists(f"{db_path}-wal"), config_detail=config_detail)
+    with contextlib.suppress(ConfigInvalid):
+        report.digest_key = load_key(config_path)
     if report.database_present:
         deadline = Deadline(max(config.deadline_ms, STATUS_DEADLINE_MS))
         try:

@@ -59,8 +59,12 @@ def make_request(**overrides: Any) -> dict[str, Any]:
 
 
 def write_config(path: Path, scopes: list[dict[str, Any]], **extra: Any) -> Path:
+    """A config file and, beside it, the install's digest key (as ``enable`` makes them)."""
+    from obelisk_session_evidence.digest import ensure_key
+
     config = {"config_version": 1, "recency_days": 36500, "scopes": scopes, **extra}
     path.write_text(json.dumps(config), encoding="utf-8")
+    ensure_key(path)
     return path
 
 

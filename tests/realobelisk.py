@@ -10,7 +10,10 @@ extraction, which the freshness checks rely on.
 reads the tree, so another process (another test session, xdist worker) cannot switch trees underneath it.
 
 Locating the data: ``$OBELISK_SHARED_DIR`` if set, else ``<repo>/../shared``. When it is absent, every entry
-point calls ``pytest.skip`` with the reason. Never write into ``shared/``: copy databases with ``db_copy``.
+point FAILS the calling test with a message saying where it looked and how to point at the data: a CI
+machine without the data must not pass by skipping. A developer opts out explicitly with
+``OBELISK_ALLOW_MISSING_SHARED=1`` (the tests are then skipped, with the same message). Never write into
+``shared/``: copy databases with ``db_copy``.
 """
 
 from __future__ import annotations
@@ -44,11 +47,25 @@ def shared_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "shared"
 
 
+#: Set to 1 to skip, rather than fail, the tests that need ``shared/`` when it is absent.
+ALLOW_MISSING_ENV = "OBELISK_ALLOW_MISSING_SHARED"
+
+
+def require_shared(path: Path, what: str) -> Path:
+    """``path`` when it exists; else fail the calling test (skip only under the explicit opt-out)."""
+    if path.exists():
+        return path
+    message = (f"{what} not found at {path}: set OBELISK_SHARED_DIR to the shared/ folder, or set "
+               f"{ALLOW_MISSING_ENV}=1 to skip the tests that need it")
+    if os.environ.get(ALLOW_MISSING_ENV) == "1":
+        pytest.skip(message)
+    pytest.fail(message, pytrace=False)
+
+
 def real_dir() -> Path:
-    """``shared/real-obelisk``, or skip the calling test when it is absent."""
+    """``shared/real-obelisk``; the calling test fails when it is absent (see :func:`require_shared`)."""
     path = shared_dir() / "real-obelisk"
-    if not (path / "fresh.sqlite").is_file():
-        pytest.skip(f"real-Obelisk data not found at {path} (set OBELISK_SHARED_DIR to the shared/ dir)")
+    require_shared(path / "fresh.sqlite", "real-Obelisk data")
     return path
 
 

@@ -108,8 +108,26 @@ def test_default_ceilings_meet_the_minimums() -> None:
     assert ceilings.max_snippet_chars >= 2000 and ceilings.max_total_chars >= 32000
 
 
-def test_admission_is_pure_and_deterministic() -> None:
+def test_admission_is_pure_and_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same request and config, same admission; and admission reads no clock, file or environment (each is
+    made to raise while it runs). The admitted scope is the config's own entry, its asks the request's."""
+    import builtins
+    import os
+    import time
+
     config = _config()
-    first, second = _admit(config), _admit(config)
-    assert first == second
-    assert config == _config()
+    request = parse_request(json.dumps(make_request()).encode())
+
+    def forbidden(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("admission touched the clock, the filesystem or the environment")
+
+    with monkeypatch.context() as m:
+        for target, name in [(time, "time"), (time, "monotonic"), (os, "stat"), (os, "getenv"),
+                             (builtins, "open"), (os, "listdir")]:
+            m.setattr(target, name, forbidden)
+        first, second = admit(request, config), admit(request, config)
+    assert first == second and first is not second
+    assert first.scope is config.scopes[0]
+    assert first.request is request
+    assert first.evidence_types == tuple(request.evidence_types) == ("prior_failure",)
+    assert first.query_terms == tuple(request.query_terms) and first.limits == request.limits

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 from obelisk_session_evidence.contract.models import HistoricalEvidenceResponseV0
+from obelisk_session_evidence.digest import key_path
 from obelisk_session_evidence.fixtures.builder import FixtureInfo, build_fixture
 from obelisk_session_evidence.service import answer
 
@@ -525,11 +526,12 @@ def test_permission_denied_file(fx: Fx, world_readable_dir: Path, public_package
     db.chmod(0o000)
     config = _config(base / "config.json", fx.manifest, fx.info)
     config.chmod(0o644)
+    key_path(config).chmod(0o644)  # the provider runs as another uid here
     result = _run_denied(fx, base, db, config, public_package_dir)
     document = check_cli(result, fx)
     assert result.code == 3
     assert document["error"]["code"] == "index_unreadable"
-    assert sorted(os.listdir(base)) == ["config.json", "obelisk.sqlite"]
+    assert sorted(os.listdir(base)) == ["config.json", "digest.key", "obelisk.sqlite"]
     print(f"BADDB: permission_denied_file (uid {os.geteuid() or NOBODY}) "
           f"cli={document['error']['code']} exit={result.code}")
 
@@ -544,6 +546,7 @@ def test_permission_denied_directory(fx: Fx, world_readable_dir: Path, public_pa
     hidden.chmod(0o000)
     config = _config(base / "config.json", fx.manifest, fx.info)
     config.chmod(0o644)
+    key_path(config).chmod(0o644)  # the provider runs as another uid here
     try:
         result = _run_denied(fx, base, db, config, public_package_dir)
     finally:

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from obelisk_session_evidence.bounding.bound import ELLIPSIS, bound, cut_snippet
 from obelisk_session_evidence.bounding.fold import fold
-from obelisk_session_evidence.bounding.receipt import canonical_json, digest
 from obelisk_session_evidence.contract.models import Limits
+from obelisk_session_evidence.digest import canonical_json, content_digest
 from obelisk_session_evidence.retrieval.evidence import Candidate, command_text
 
 
@@ -124,8 +124,8 @@ def test_cut_snippet_cuts_at_a_token_boundary() -> None:
 
 def test_canonical_json_and_digest_are_stable() -> None:
     assert canonical_json({"b": 1, "a": [1, "é"]}) == '{"a":[1,"é"],"b":1}'.encode()
-    assert digest({"a": 1, "b": 2}) == digest({"b": 2, "a": 1})
-    assert digest({"a": 1}).startswith("sha256:") and len(digest({"a": 1})) == 71
+    assert content_digest({"a": 1, "b": 2}) == content_digest({"b": 2, "a": 1})
+    assert content_digest({"a": 1}).startswith("sha256:") and len(content_digest({"a": 1})) == 71
 
 
 @pytest.mark.parametrize(("name", "raw", "expected"), [

@@ -28,8 +28,9 @@ from obelisk_session_evidence.fixtures.builder import (
     cursor_for,
 )
 
+from tests.realobelisk import real_dir
+
 REPO = Path(__file__).resolve().parents[1]
-REAL_DB = REPO.parent / "shared" / "real-obelisk" / "fresh.sqlite"
 NOW_MS = 1_795_986_324_950
 EVIDENCE_TYPES = {"prior_failure", "decision", "file_history", "tool_outcome", "summary"}
 MIGRATED = {(t, c) for t, c, _ in MIGRATED_COLUMNS}
@@ -87,9 +88,8 @@ def test_current_has_every_declared_column_in_order(current: FixtureInfo, conn: 
 
 
 @pytest.mark.real_obelisk
-@pytest.mark.skipif(not REAL_DB.exists(), reason="needs ../shared/real-obelisk/fresh.sqlite")
 def test_current_matches_the_real_obelisk_schema(conn: sqlite3.Connection) -> None:
-    real = _ro(REAL_DB)
+    real = _ro(real_dir() / "fresh.sqlite")
     try:
         real_tables = [r[0] for r in real.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '%fts%'")]

@@ -580,10 +580,15 @@ def test_through_the_cli_subprocess(env: Env, raw: bytes) -> None:
     check(json.loads(result.stdout), result.code, expected(raw[: MAX_REQUEST_BYTES + 1]), raw)
 
 
-def test_case_count_and_summary() -> None:
-    """Runs last in this module: the total is at least 10,000 when the whole module ran."""
+@pytest.fixture(scope="module", autouse=True)
+def case_count_and_summary() -> Iterator[None]:
+    """After every test of this module, whatever order they ran in (or however few were selected): print the
+    summary, and check that the total is at least 10,000 when every fuzz test ran."""
+    CASES.clear()
+    OUTCOMES.clear()
+    yield
     total = sum(CASES.values())
-    print(f"FUZZ: cases={total} by_test={dict(CASES)} outcomes={dict(sorted(OUTCOMES.items()))}")
+    print(f"\nFUZZ: cases={total} by_test={dict(CASES)} outcomes={dict(sorted(OUTCOMES.items()))}")
     if {"mutated", "raw", "terms", "cli"} <= set(CASES):
         assert total >= 10_000, CASES
 

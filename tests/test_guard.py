@@ -246,11 +246,35 @@ def test_hardening_is_in_force(db: Path) -> None:
         assert conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1) == 0
         assert conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, -1) == 1
         assert conn.limit(apsw.SQLITE_LIMIT_ATTACHED, -1) == 0
+        assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, -1) == 0
+        assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_VIEW, -1) == 0
+        assert conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, -1) == 0
+        assert conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, -1) == 0
+        assert conn.limit(apsw.SQLITE_LIMIT_SQL_LENGTH, -1) == 64 * 1024
         assert conn.readonly("main")
         with pytest.raises(apsw.Error):
             conn.load_extension("/nonexistent/ext")
+        # The pragmas, read back with the authorizer lifted (it denies reading them, as it denies setting them).
+        conn.authorizer = None
+        assert conn.execute("PRAGMA query_only").fetchall() == [(1,)]
+        assert conn.execute("PRAGMA temp_store").fetchall() == [(2,)]  # 2 = MEMORY
     finally:
         conn.close()
+
+
+def test_double_quoted_strings_are_identifiers(db: Path) -> None:
+    """DQS off: "x" is a column name (as sqlglot reads it), never a string literal standing in for one."""
+    def work(snap: ReadSnapshot) -> object:
+        return snap.rows('SELECT "no_such_column" FROM sessions LIMIT 1')
+
+    with pytest.raises(ProviderError) as info:
+        read_index(db, work, deadline=Deadline(2000))
+    assert isinstance(info.value.__context__, apsw.SQLError)
+    assert "no such column" in str(info.value.__context__)
+    # A double-quoted identifier still names a column.
+    found, _mode = read_index(db, lambda snap: snap.rows('SELECT count("id") FROM "sessions"'),
+                              deadline=Deadline(2000))
+    assert found[0][0] > 0
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,9 +230,11 @@ def test_hostile_terms_through_serve_stdio(db: Db, tmp_path: Path) -> None:
     assert TALLY.failures == [], TALLY.failures[:20]
 
 
-def test_summary() -> None:
-    """Runs last in this module."""
+@pytest.fixture(scope="module", autouse=True)
+def summary() -> Iterator[None]:
+    """After every test of this module, whatever order they ran in: print the tally and check it."""
+    yield
     rejected = dict(sorted(TALLY.rejected.items()))
-    print(f"HOSTILE: terms={len(CORPUS_TERMS)} requests={TALLY.requests} ok={TALLY.ok} rejected={rejected} "
+    print(f"\nHOSTILE: terms={len(CORPUS_TERMS)} requests={TALLY.requests} ok={TALLY.ok} rejected={rejected} "
           f"crashes={TALLY.crashes} fts_errors={TALLY.fts_errors} canary_hits={TALLY.canary_hits}")
     assert TALLY.crashes == 0 and TALLY.fts_errors == 0 and TALLY.canary_hits == 0, TALLY.failures[:20]

@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 from obelisk_session_evidence.admission.config import load_config
 from obelisk_session_evidence.admission.identity import (
     normalize_remote,
-    path_digest,
     remote_digest,
     repository_identity,
 )
 from obelisk_session_evidence.admission.lifecycle import disable_scope, enable_scope
+from obelisk_session_evidence.digest import DigestKey, load_key
 from obelisk_session_evidence.status import status_command
 
 from tests import realobelisk as ro
@@ -76,6 +76,11 @@ def cli_text(env: dict[str, str], *args: str) -> tuple[int, str]:
 
 def config_file(env: dict[str, str]) -> Path:
     return Path(env["XDG_CONFIG_HOME"]) / "obelisk-session-evidence" / "config.json"
+
+
+def _key(env: dict[str, str]) -> DigestKey:
+    """The install's digest key, made by ``enable`` beside the config."""
+    return load_key(config_file(env))
 
 
 def enable_args(*roots: Path | str, agent: str = AGENT, project: str = PROJECT, repository: str = REPOSITORY,
@@ -298,13 +303,15 @@ def test_enable_writes_an_owner_only_config(tmp_path: Path, env: dict[str, str])
     assert scope["sources"] == ["claude", "codex"]
     assert scope["stage"] == 1
     assert scope["roots"] == 1
-    assert scope["root_digests"] == [path_digest(str(root))]
+    assert scope["root_digests"] == [_key(env).of_text(str(root))]
     assert str(root) not in stdout
     assert str(tmp_path) not in stdout
     path = config_file(env)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert [p.name for p in path.parent.iterdir()] == ["config.json"]  # no temp file left behind
+    # No temp file left behind; the install's digest key beside the config, owner-only.
+    assert sorted(p.name for p in path.parent.iterdir()) == ["config.json", "digest.key"]
+    assert stat.S_IMODE((path.parent / "digest.key").stat().st_mode) == 0o600
     config = load_config(path)
     (entry,) = config.scopes
     assert entry.roots == (str(root),)  # abspath, trailing slash removed
@@ -668,7 +675,7 @@ def test_newcomer_flow_enable_query_status_disable(tmp_path: Path, env: dict[str
         (scope,) = status["scopes"]
         assert scope["agent_id"] == AGENT
         assert (scope["project_id"], scope["repository_id"]) == (PROJECT, REPOSITORY)
-        assert scope["root_digests"] == [path_digest(f"{ro.HOME}/src/acme-api")]
+        assert scope["root_digests"] == [_key(env).of_text(f"{ro.HOME}/src/acme-api")]
         assert str(ro.HOME) not in stdout
         assert "/tmp/" not in stdout
         assert QUERY_CANARY not in stdout
@@ -701,7 +708,7 @@ def test_status_json_on_the_stale_index(tmp_path: Path, env: dict[str, str]) -> 
     assert scope["sources"] == ["claude", "codex"]
     assert scope["stage"] == 1
     assert scope["roots"] == 2
-    assert scope["root_digests"] == [path_digest(root) for root in STALE_SCOPE_ROOTS]
+    assert scope["root_digests"] == [_key(env).of_text(root) for root in STALE_SCOPE_ROOTS]
     assert scope["freshness"]["verdict"] == "stale"
     assert scope["freshness"]["stale"] == 2
     assert scope["freshness"]["unindexed"] == 0

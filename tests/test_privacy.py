@@ -322,13 +322,15 @@ def test_scope_violation_through_a_tampered_template(world: World) -> None:
     if not templates.exists():
         shutil.copytree(TEMPLATE_DIR, templates)
         old = "substr(s.project_path, 1, length(r.value) + 1) = r.value || '/'"
-        # Both the scope template and the evidence template lose the path boundary.
+        # Both the scope template and the evidence template lose the path boundary; the evidence template also
+        # loses its scope-set conjunct (the scope set itself keeps out-of-root sessions by real path).
         for name in ("scope.sessions.v1.sql", "prior_failure.tool_results.v1.sql"):
             path = templates / name
             text = path.read_text(encoding="utf-8")
             assert old in text
-            path.write_text(text.replace(old, "substr(s.project_path, 1, length(r.value)) = r.value"),
-                            encoding="utf-8")
+            text = text.replace(old, "substr(s.project_path, 1, length(r.value)) = r.value")
+            text = text.replace("\n    AND s.id IN (SELECT value FROM json_each(:scope_ids))", "")
+            path.write_text(text.replace("since scope_ids", "since"), encoding="utf-8")
     payload = json.dumps(world.request(query_terms=[OUT_OF_SCOPE, TERM], evidence_types=["prior_failure"])).encode()
     for _ in range(2):
         envelope, exit_code = query_in_process(world, payload, template_dir=templates)

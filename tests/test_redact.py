@@ -50,6 +50,14 @@ FAKE_PEM_BODY = "\n".join(fill("FAKEFAKE0000" + str(i), 64) for i in range(4))
 FAKE_PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + FAKE_PEM_BODY + "\n-----END RSA PRIVATE KEY-----"
 FAKE_PASSWORD = "Fake0-Pass!word"
 FAKE_GENERIC = fill("FAKE0fake", 32)
+FAKE_AZURE_KEY = fill("Fake0Key+/AbCd", 86) + "=="
+FAKE_SLACK_HOOK = "T0FAKE000/B0FAKE000/" + fill("Fake0Hook", 24)
+FAKE_SENDGRID = "SG." + fill("Fake0abc", 22) + "." + fill("Fake0xyz_-", 43)
+FAKE_DIGITALOCEAN = "dop_v1_" + fill("0123456789abcdef", 64)
+FAKE_VAULT = "hvs." + fill("Fake0Vault", 26)
+FAKE_GCP_KEY_ID = fill("0123456789abcdef", 40)
+FAKE_SESSION = "Fake0Sess1onId99AbC"
+FAKE_RANDOM = "Fake0aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC2eF4"
 
 # (kind, text containing one secret, the secret substring that must disappear)
 CASES: list[tuple[str, str, str]] = [
@@ -128,6 +136,14 @@ CASES: list[tuple[str, str, str]] = [
     ("generic_secret_assignment", '{"client_secret":"' + FAKE_GENERIC + '"}', FAKE_GENERIC),
     ("generic_secret_assignment", "TOKEN='api_key=" + FAKE_GENERIC + " and more'", FAKE_GENERIC),
     ("generic_secret_assignment", "token: abc = " + FAKE_GENERIC, FAKE_GENERIC),
+    ("azure_storage_key", f"AccountName=acme;AccountKey={FAKE_AZURE_KEY};EndpointSuffix=x", FAKE_AZURE_KEY),
+    ("slack_webhook", f"https://hooks.slack.com/services/{FAKE_SLACK_HOOK}", FAKE_SLACK_HOOK),
+    ("sendgrid_key", f"key {FAKE_SENDGRID}", FAKE_SENDGRID),
+    ("digitalocean_token", f"doctl auth init -t {FAKE_DIGITALOCEAN}", FAKE_DIGITALOCEAN),
+    ("vault_token", f"VAULT_TOKEN={FAKE_VAULT}", FAKE_VAULT),
+    ("gcp_private_key_id", f'"private_key_id": "{FAKE_GCP_KEY_ID}"', FAKE_GCP_KEY_ID),
+    ("cookie", f"Set-Cookie: sid={FAKE_SESSION}; Path=/", FAKE_SESSION),
+    ("high_entropy_token", f"key is {FAKE_RANDOM} ok", FAKE_RANDOM),
 ]
 
 
@@ -311,6 +327,26 @@ def test_overlap_is_redacted_once() -> None:
     assert dict(result.counts) == {"openai_key": 1}
 
 
+def test_an_overlapping_tail_extends_the_chosen_span() -> None:
+    """A JWT glued to a PEM block: the JWT's run (``-`` is a JWT character) starts first and overlaps the
+    block's BEGIN line; the block must extend the JWT's span to its END, never be left half-revealed. Same for
+    a password value glued to key material."""
+    result = redact(f"Bearer {FAKE_JWT}{FAKE_PEM}")
+    assert result.text == "Bearer [REDACTED:jwt]"
+    assert dict(result.counts) == {"jwt": 1}
+    result = redact(f"passwd: {FAKE_PASSWORD}{FAKE_PEM_BODY}\n'")
+    assert result.text == "passwd: [REDACTED:password_assignment]\n'"
+    assert "FAKEFAKE0000" not in result.text
+
+
+def test_a_redaction_exposes_its_neighbour_to_the_next_pass() -> None:
+    """``docker login -p`` needs a word boundary before ``docker``; a PEM block's ``-----`` glued to it is none,
+    the placeholder that replaces the block is: only a second pass finds the password."""
+    result = redact(f"{FAKE_PEM}docker login -u ci -p {FAKE_PASSWORD} registry.example")
+    assert result.text == "[REDACTED:private_key]docker login -u ci -p [REDACTED:password_assignment] registry.example"
+    assert dict(result.counts) == {"private_key": 1, "password_assignment": 1}
+
+
 def test_result_is_frozen_and_counts_read_only() -> None:
     result = redact(f"password={FAKE_PASSWORD}")
     assert isinstance(result, Redacted)
@@ -454,6 +490,18 @@ PLANTERS: dict[str, st.SearchStrategy[Planted]] = {
         ["api_key=", "SECRET=", "auth_token: ", '"access_token": "', "X-Api-Key: ", "client_secret='"],
         GENERIC_VALUES,
     ),
+    "azure_storage_key": _kv(["AccountKey="], st.builds(lambda s: "Fake0" + s + "==", _alnum(81, 81, B64))),
+    "slack_webhook": st.builds(lambda s: ("https://hooks.slack.com/services/T0FAKE/B0FAKE/" + s, s),
+                               st.builds(lambda s: "Fake0" + s, _alnum(16, 30))),
+    "sendgrid_key": st.builds(lambda a, b: _same(f"SG.Fake0{a}.Fake0{b}0"), _alnum(17, 17, B64URL),
+                              _alnum(37, 37, B64URL)),
+    "digitalocean_token": st.builds(lambda s: _same("dop_v1_fa4e0d" + s), _alnum(58, 58, "0123456789abcdef")),
+    "vault_token": st.builds(lambda s: _same("hvs.Fake0" + s), _alnum(24, 40, B64URL)),
+    "gcp_private_key_id": _kv(['"private_key_id": "'],
+                              st.builds(lambda s: "fa4e0d" + s, _alnum(34, 34, "0123456789abcdef"))),
+    "cookie": _kv(["Set-Cookie: sid=", "Cookie: sid="], st.builds(lambda s: "Fake0" + s, _alnum(8, 30))),
+    # A random-looking token: the characters of FAKE_RANDOM in any order keep its entropy.
+    "high_entropy_token": st.permutations(list(FAKE_RANDOM)).map(lambda cs: _same("".join(cs))),
     # Two or three lines of a key body whose BEGIN line was cut off (64 base64 characters each).
     "key_material": st.builds(
         lambda lines: ("\n".join(lines), lines[0]),

@@ -207,11 +207,12 @@ def test_receipt_is_content_free(fx: tuple[FixtureInfo, dict[str, Any]], tmp_pat
         assert private not in json.dumps(envelope["provider_meta"])
 
 
-def _tampered(tmp_path: Path, old: str, new: str, name: str | None = None) -> Path:
+def _tampered(tmp_path: Path, old: str, new: str, name: str | None = None, out: Path | None = None) -> Path:
     from obelisk_session_evidence.retrieval.templates import TEMPLATE_DIR
 
-    out = tmp_path / "templates"
-    shutil.copytree(TEMPLATE_DIR, out)
+    if out is None:
+        out = tmp_path / "templates"
+        shutil.copytree(TEMPLATE_DIR, out)
     names = [name] if name else [p.name for p in out.glob("*.sql")]
     changed = 0
     for file_name in names:
@@ -227,9 +228,12 @@ def test_tampered_template_that_leaks_fails_the_whole_result(fx: tuple[FixtureIn
                                                             tmp_path: Path) -> None:
     info, manifest = fx
     # Drop the path-boundary '/' everywhere (the scope template too): alpha-svc-evil now matches the
-    # alpha-svc root prefix, and only the re-check of every returned row stands in the way.
+    # alpha-svc root prefix. The scope set keeps it out (real-path check), so drop the evidence templates'
+    # scope-set conjunct too: only the re-check of every returned row stands in the way.
     templates = _tampered(tmp_path, "substr(s.project_path, 1, length(r.value) + 1) = r.value || '/'",
                           "substr(s.project_path, 1, length(r.value)) = r.value")
+    _tampered(tmp_path, "\n    AND s.id IN (SELECT value FROM json_each(:scope_ids))", "", out=templates)
+    _tampered(tmp_path, "since scope_ids", "since", out=templates)
     for _ in range(3):
         envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc",
                         types=["prior_failure"], terms=["CANARYTERM", "stripe", "ModuleNotFoundError"],

@@ -37,22 +37,13 @@ from obelisk_session_evidence.index.snapshots import (
 )
 
 from tests.conftest import CLI
+from tests.realobelisk import real_dir, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_DBS = ("fresh", "stale", "reindexed")
 GENERATIONS = ("current", "legacy", "migrated", "trigram")
 
 
-def shared_dir() -> Path:
-    override = os.environ.get("OBELISK_SHARED_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[2] / "shared"
-
-
-def real_dir() -> Path:
-    path = shared_dir() / "real-obelisk"
-    if not (path / "fresh.sqlite").is_file():
-        pytest.skip(f"real-Obelisk data not found at {path} (set OBELISK_SHARED_DIR to the shared/ dir)")
-    return path
 
 
 def sha256(path: Path) -> str:
@@ -226,8 +217,7 @@ def test_real_snapshot_reproduces_from_every_real_db(tmp_path: Path) -> None:
 
 def test_capture_tool_check_mode_reproduces_committed_files() -> None:
     args = [sys.executable, str(REPO / "tools" / "capture-snapshots"), "--check"]
-    if not (shared_dir() / "real-obelisk" / "fresh.sqlite").is_file():
-        args.append("--skip-real")
+    real_dir()  # the real databases are part of the check: their absence fails (or, opted out, skips) the test
     env = {**os.environ, "OBELISK_SHARED_DIR": str(shared_dir())}
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False, env=env)
     assert proc.returncode == 0, proc.stderr

@@ -95,7 +95,7 @@ def test_golden_cases_present() -> None:
         "union_bypass", "cte_delete_returning", "load_extension_in_select", "pragma", "attach", "vacuum_into",
         "question_placeholder", "dollar_placeholder", "scope_since_not_neq", "visibility_not_neq",
         "visibility_missing", "visibility_under_or", "is_meta_missing", "limit_literal", "undeclared_param",
-        "unused_param", "column_not_in_needs", "ok_base",
+        "unused_param", "column_not_in_needs", "ok_base", "outer_filter_on_fts_alias",
     }
     assert required <= names, sorted(required - names)
     for path in GOLDEN_FILES:

@@ -63,15 +63,24 @@ def test_fts_string_doubles_quotes() -> None:
 @pytest.mark.parametrize("tokenizer", ["unicode61", "trigram", "porter unicode61", "ascii"])
 def test_hostile_terms_never_raise_in_match(raw: str, tokenizer: str) -> None:
     con = _db(tokenizer)
+    searchable = _searchable([raw])
     try:
         terms = prepare_terms([raw], tokenizer=tokenizer.rsplit(maxsplit=1)[-1] if tokenizer.startswith("porter")
                               else tokenizer, tokenize=_tokenize_with(tokenizer))
     except InvalidQueryTerms:
+        assert not searchable, f"{raw!r} holds a letter or digit and was still refused"
         return
+    assert searchable, f"{raw!r} holds no letter or digit and was still admitted"
+    assert terms.fts_terms or terms.post_filter_terms
     expression = terms.fts_any()
     if expression is not None:
         _match(con, expression)
         _match(con, combined_expression(terms, DECISION_WORDS, tokenizer) or expression)
+
+
+def _searchable(raw: list[str]) -> bool:
+    """Whether some term still holds a letter or digit once normalised: exactly those are admitted."""
+    return any(ch.isalnum() for term in raw for ch in normalise(term))
 
 
 def test_operators_are_literal_words() -> None:
@@ -119,6 +128,8 @@ def test_fuzzed_terms_never_reach_match_as_syntax(raw: list[str]) -> None:
     try:
         terms = prepare_terms(raw, tokenizer="unicode61", tokenize=_tokenize_with("unicode61"))
     except InvalidQueryTerms:
+        assert not _searchable(raw), f"{raw!r} holds a letter or digit and was still refused"
         return
+    assert _searchable(raw) and terms.fts_terms
     if terms.fts_any():
         _match(con, terms.fts_any() or "")

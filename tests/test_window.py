@@ -71,8 +71,34 @@ def test_unresolvable_revision_falls_back_to_recency(repo_fixture: tuple[Any, di
     assert unknown["result"] == {**wide["result"], "request_id": unknown["result"]["request_id"]}
 
 
-@pytest.mark.parametrize("revision", ["--upload-pack=touch /tmp/pwned", "-p", "HEAD;id", "a..b", "x" * 300,
-                                      "$(id)", "HEAD\n--all"])
-def test_hostile_revision_strings_never_reach_git_as_options(revision: str, tmp_path: Path) -> None:
-    assert commit_time(str(tmp_path), revision) is None
-    assert not Path("/tmp/pwned").exists()
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A real repository with one commit: git would act on an option smuggled in as a revision here."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "--allow-empty", "-qm", "one"], env=env, check=True)
+    return repo
+
+
+@pytest.mark.parametrize("revision", ["--format=1234", "--output={out}", "--output={out} HEAD", "-p", "HEAD;id",
+                                      "a..b", "x" * 300, "$(id)", "HEAD\n--all", "--upload-pack=touch {out}"])
+def test_hostile_revision_strings_never_reach_git_as_options(revision: str, git_repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "pwned"
+    assert commit_time(str(git_repo), "HEAD") == 1791633600.0  # the guard passes a real revision through
+    assert commit_time(str(git_repo), revision.format(out=out)) is None
+    assert not out.exists()
+
+
+def test_each_revision_guard_holds_alone(git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pattern check and ``--end-of-options`` each stop an option on their own."""
+    import re
+
+    from obelisk_session_evidence.admission import window
+
+    out = tmp_path / "pwned"
+    monkeypatch.setattr(window, "_REV", re.compile(r"^.*$", re.S))  # the pattern check alone gone
+    assert commit_time(str(git_repo), "--format=1234") is None
+    assert commit_time(str(git_repo), f"--output={out}") is None
+    assert not out.exists()

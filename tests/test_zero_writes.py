@@ -34,6 +34,7 @@ from typing import Any
 
 import apsw
 import pytest
+from obelisk_session_evidence.digest import key_path
 from obelisk_session_evidence.service import answer
 
 from tests.conftest import REPO, make_request, scope_entry, write_config
@@ -180,6 +181,7 @@ def built(public_root: Path) -> Built:
         path.chmod(0o755 if path.is_dir() else 0o644)
     config = write_config(public_root / "config.json", _scopes(manifest))
     config.chmod(0o644)
+    key_path(config).chmod(0o644)  # the provider runs as another uid here
     return Built(info.db_path, manifest, config)
 
 

@@ -21,7 +21,11 @@ event, and the exact set of refs a ``prior_failure`` request for ``zorblax`` mus
 tool-call ids and the assistant narration uuids of in-scope units). The log is written only after the commit,
 so every state a reader can see is in the log by the time the writer exits.
 
+``--journal-mode`` picks the writer's journal: ``wal`` (Obelisk's own), or ``delete`` / ``memory`` (rollback
+journals: the reader must honour the writer's locks; a MEMORY journal leaves no ``-journal`` file on disk).
+
 Usage: writer_proc.py --db PATH --log PATH --roots-json JSON --stop PATH [--rebuild-at S] [--swap-at S ...]
+       [--journal-mode wal|delete|memory]
 """
 
 from __future__ import annotations
@@ -137,9 +141,12 @@ def write_markers(conn: sqlite3.Connection, gen: int) -> None:
                replace=True)
 
 
+JOURNAL_MODE = "wal"
+
+
 def open_live(db: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(db, isolation_level=None, timeout=5)
-    conn.execute("PRAGMA journal_mode=WAL")
+    assert conn.execute(f"PRAGMA journal_mode={JOURNAL_MODE}").fetchone()[0] == JOURNAL_MODE
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA busy_timeout=5000")
     return conn
@@ -256,7 +263,10 @@ def main() -> int:
     parser.add_argument("--swap-at", type=float, action="append", default=[])
     parser.add_argument("--pause-ms", type=float, default=8.0)
     parser.add_argument("--max-seconds", type=float, default=90.0)
+    parser.add_argument("--journal-mode", choices=("wal", "delete", "memory"), default="wal")
     args = parser.parse_args()
+    global JOURNAL_MODE  # noqa: PLW0603 - one setting for the whole writer process
+    JOURNAL_MODE = args.journal_mode
     writer = Writer(args)
     writer.create(writer.db)
     writer.record("init")

@@ -17,10 +17,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._version import PROVIDER_ID
+from ..digest import ensure_key
 from ..errors import ConfigInvalid
+from ..paths import Roots
 
 CONFIG_ENV = "OBELISK_SESSION_EVIDENCE_CONFIG"
-APP_NAME = "obelisk-session-evidence"
+APP_NAME = PROVIDER_ID
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
@@ -58,10 +61,16 @@ class EnabledScope(_Model):
     repository_id: str
     sources: tuple[str, ...]
     roots: tuple[str, ...]
+    #: The real paths of ``roots`` (symlinks resolved) recorded at enable; empty in configs written before.
+    real_roots: tuple[str, ...] = ()
     stage: Literal[1, 2] = 1
     enabled_at: str = ""
     repository_identity: RepositoryIdentity | None = None
     qualification: QualificationRecord | None = None
+
+    def bound_roots(self) -> Roots:
+        """The roots as retrieval compares them: every spelling for the SQL prefilter, real paths to decide."""
+        return Roots.of(self.roots, self.real_roots)
 
 
 class ProviderConfig(_Model):
@@ -133,8 +142,12 @@ def load_config(path: Path, *, must_exist: bool = False) -> ProviderConfig:
 
 
 def save_config(path: Path, config: ProviderConfig) -> None:
-    """Write atomically: a temp file in the same directory (0600), fsync, rename over the old file."""
+    """Write atomically: a temp file in the same directory (0600), fsync, rename over the old file.
+
+    The install's digest key (``provider/digest.py``) is created beside the config first when there is none.
+    """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_key(path)
     data = json.dumps(config.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
     try:

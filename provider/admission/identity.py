@@ -13,16 +13,16 @@ reach the config, and neither does the URL itself.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
 import urllib.parse
 from collections.abc import Mapping, Sequence
 
+from ..digest import bytes_digest
 from .config import RepositoryIdentity
 
-__all__ = ["GIT_TIMEOUT_S", "normalize_remote", "path_digest", "remote_digest", "repository_identity"]
+__all__ = ["GIT_TIMEOUT_S", "normalize_remote", "remote_digest", "repository_identity"]
 
 GIT_TIMEOUT_S = 2.0
 #: Variables that redirect git to another repository, index or object store than the one at ``-C root``.
@@ -35,13 +35,8 @@ _SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(\[[^\]]+\]|[^:/\s]+):(?!//)(.*)$")
 _HEX40 = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
-def path_digest(path: str) -> str:
-    """The public stand-in for a local path (status JSON, enable summary)."""
-    return "sha256:" + hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()
-
-
 def remote_digest(normalized: str) -> str:
-    return "sha256:" + hashlib.sha256(normalized.encode("utf-8", "surrogateescape")).hexdigest()
+    return bytes_digest(normalized.encode("utf-8", "surrogateescape"))
 
 
 def _clean_path(path: str) -> str:

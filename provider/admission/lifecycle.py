@@ -22,7 +22,6 @@ qualification required), 1 the config could not be read or written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -31,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..digest import DigestKey, bytes_digest, load_key
 from ..errors import ConfigInvalid
 from .config import (
     EnabledScope,
@@ -40,7 +40,7 @@ from .config import (
     load_config,
     save_config,
 )
-from .identity import path_digest, repository_identity
+from .identity import repository_identity
 
 __all__ = ["MAX_ID_CHARS", "MAX_REPORT_BYTES", "SOURCE_RE", "disable_scope", "enable_scope", "normalize_root",
            "scope_summary"]
@@ -168,7 +168,7 @@ def _qualification(path: str, *, agent_id: str, project_id: str, repository_id: 
     generated_at = report.get("generated_at")
     if not isinstance(generated_at, str) or not generated_at:
         raise _Refused("qualification_required", "the qualification report has no generated_at")
-    return QualificationRecord(report_digest="sha256:" + hashlib.sha256(raw).hexdigest(), passed=True,
+    return QualificationRecord(report_digest=bytes_digest(raw), passed=True,
                                generated_at=generated_at)
 
 
@@ -188,12 +188,21 @@ def _save(config_path: Path, config: ProviderConfig) -> None:
                        EXIT_CONFIG) from None
 
 
+def _digest_key(config_path: Path) -> DigestKey:
+    try:
+        return load_key(config_path)  # made by save_config beside the config on first enable
+    except ConfigInvalid:
+        raise _Refused("config_write_failed", "the digest key beside the provider configuration could not be "
+                       "created or read", EXIT_CONFIG) from None
+
+
 def _utc_now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def scope_summary(scope: EnabledScope) -> dict[str, Any]:
-    """The public view of one enabled scope: ids, sources, stage, root digests. No plain path."""
+def scope_summary(scope: EnabledScope, key: DigestKey | None) -> dict[str, Any]:
+    """The public view of one enabled scope: ids, sources, stage, keyed root digests (none without the
+    install's key). No plain path."""
     identity = scope.repository_identity
     return {
         "agent_id": scope.agent_id,
@@ -203,7 +212,7 @@ def scope_summary(scope: EnabledScope) -> dict[str, Any]:
         "stage": scope.stage,
         "enabled_at": scope.enabled_at,
         "roots": len(scope.roots),
-        "root_digests": [path_digest(root) for root in scope.roots],
+        "root_digests": [key.of_text(root) for root in scope.roots] if key else [],
         "repository_kind": identity.kind if identity else None,
         "root_commit": identity.root_commit if identity else None,
         "remote_digests": list(identity.remote_digests) if identity else [],
@@ -242,6 +251,7 @@ def _build_scope(*, agent_id: str, project_id: str, repository_id: str, sources:
         repository_id=repository_id,
         sources=clean_sources,
         roots=all_roots,
+        real_roots=tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
         stage=2 if stage == 2 else 1,
         enabled_at=_utc_now(),
         repository_identity=_merge_identity(identities),
@@ -304,9 +314,10 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
         key = _key(scope)
         scopes, replaced = _merged(config.scopes, scope, replace=replace)
         _save(config_path, config.model_copy(update={"scopes": scopes}))
+        digest_key = _digest_key(config_path)
     except _Refused as err:
         return _fail(out, err)
-    summary = scope_summary(scope)
+    summary = scope_summary(scope, digest_key)
     summary["worktrees_bound"] = worktrees_bound
     siblings = [s.repository_id for s in scopes if (s.agent_id, s.project_id) == key[:2]]
     _emit(out, {"ok": True, "action": "replaced" if replaced else "enabled", "scope": summary, **checked,

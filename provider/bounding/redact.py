@@ -28,8 +28,15 @@ import bisect
 import re
 import string
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+
+from .redact_entropy import KINDS as _ENTROPY_KINDS
+from .redact_entropy import RULES as _ENTROPY_RULES
+from .redact_rule import Accept, Rule
+from .redact_rule import rule as _rule
+from .redact_services import KINDS as _SERVICE_KINDS
+from .redact_services import RULES as _SERVICE_RULES
 
 __all__ = ["PLACEHOLDER_RE", "REDACTION_KINDS", "Redacted", "placeholder", "redact"]
 
@@ -49,12 +56,15 @@ REDACTION_KINDS: tuple[str, ...] = (
     "npm_token",
     "huggingface_token",
     "pypi_token",
+    *_SERVICE_KINDS,
     "url_credentials",
     "bearer_token",
     "basic_auth",
+    "cookie",
     "password_assignment",
     "generic_secret_assignment",
     "key_material",
+    *_ENTROPY_KINDS,
 )
 
 _PRIORITY: dict[str, int] = {kind: i for i, kind in enumerate(REDACTION_KINDS)}
@@ -79,7 +89,7 @@ class Redacted:
 # --------------------------------------------------------------------------------------------------------
 # Plausibility checks for values found after a key (assignments, headers, flags).
 
-_Accept = Callable[[str, re.Match[str]], bool]
+_Accept = Accept
 
 _NON_SECRET_WORDS = frozenset(
     {
@@ -235,26 +245,8 @@ _GENERIC_KEY = (
 _AUTH_HEADER = r"""(?i:authorization)\\?["']?[ \t]*[:=][ \t]*\\?["']?"""
 
 
-@dataclass(frozen=True)
-class _Rule:
-    kind: str
-    pattern: re.Pattern[str]
-    triggers: tuple[str, ...]  # lower-case substrings; the rule runs only if one is present
-    group: str | None = None  # the secret part; None: the whole match; "value": dq/sq/uq
-    accept: _Accept | None = None
-    fallback: re.Pattern[str] | None = None  # tried at the same start when an annotated match is rejected
+_Rule = Rule
 
-
-def _rule(
-    kind: str,
-    pattern: str,
-    triggers: tuple[str, ...],
-    *,
-    group: str | None = None,
-    accept: _Accept | None = None,
-    fallback: str | None = None,
-) -> _Rule:
-    return _Rule(kind, re.compile(pattern), triggers, group, accept, None if fallback is None else re.compile(fallback))
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -378,8 +370,105 @@ _RULES: tuple[_Rule, ...] = (
     ),
 )
 
+def _accept_env_token(_value: str, m: re.Match[str]) -> bool:
+    """``GITHUB_TOKEN=...``: any plausible value of eight or more characters (not a placeholder or a name)."""
+    value, quoted = _value_text(m)
+    return len(value) >= 8 and not _is_placeholder_value(value) and not _is_code_reference(value, quoted, m)
+
+
+_HTPASSWD_FLAGS = re.compile(r"htpasswd((?:[ \t]+-[A-Za-z]+)+)")
+
+
+def _accept_htpasswd(value: str, m: re.Match[str]) -> bool:
+    """``htpasswd -b`` (batch) takes the password on the command line; without ``b`` it prompts."""
+    flags = _HTPASSWD_FLAGS.match(m.group(0))
+    return flags is not None and "b" in flags.group(1) and not _is_placeholder_value(value)
+
+
+def _accept_cookie(value: str, _m: re.Match[str]) -> bool:
+    """A cookie value worth hiding: eight or more characters with a digit or mixed case (a session id)."""
+    if len(value) < 8 or _is_placeholder_value(value):
+        return False
+    lower, upper, digit, _other = _char_classes(value)
+    return digit or (lower and upper)
+
+
+_ENV_NAME = r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_]{0,80}?_"
+_ARG_VALUE = r"""(?P<v>[^\s"'`;&|<>]++)"""
+
 _RULES = (
     *_RULES,
+    # .env style: DB_PWD=, SMTP_PASS=, REDIS_PASSWORD=, GITHUB_TOKEN= (any prefix, any case).
+    _rule(
+        "password_assignment",
+        _ENV_NAME + r"(?i:pwd|pass|password|passwd)" + r"[ \t]*(?P<sep>:=|=|:)[ \t]*" + _VALUE,
+        ("_pwd", "_pass"),
+        group="value",
+        accept=_accept_password,
+    ),
+    _rule(
+        "generic_secret_assignment",
+        _ENV_NAME + r"(?i:token)" + r"[ \t]*(?P<sep>:=|=|:)[ \t]*" + _VALUE,
+        ("_token",),
+        group="value",
+        accept=_accept_env_token,
+    ),
+    # Passwords given as arguments: openssl -passin/-passout/-pass pass:X, redis-cli -a X, htpasswd -b.
+    _rule(
+        "password_assignment",
+        r"(?<![A-Za-z0-9_-])-pass(?:in|out)?[ \t]+pass:" + _ARG_VALUE,
+        ("pass:",),
+        group="v",
+        accept=lambda value, _m: not _is_placeholder_value(value),
+    ),
+    _rule(
+        "password_assignment",
+        r"(?<![A-Za-z0-9_-])redis-cli(?![A-Za-z0-9_-])[^\n|;&]{0,200}?[ \t](?:-a|--pass)(?P<sep>[ \t]+)(?![-\s])"
+        + _VALUE,
+        ("redis-cli",),
+        group="value",
+        accept=_accept_password,
+    ),
+    _rule(  # htpasswd -b[c...] FILE USER PASSWORD
+        "password_assignment",
+        r"(?<![A-Za-z0-9_-])htpasswd(?:[ \t]+-[A-Za-mo-z]+)+[ \t]+[^\s;&|-]\S*+[ \t]+[^\s;&|-]\S*+[ \t]+"
+        + _ARG_VALUE,
+        ("htpasswd",),
+        group="v",
+        accept=_accept_htpasswd,
+    ),
+    _rule(  # htpasswd -nb USER PASSWORD (to stdout, no file)
+        "password_assignment",
+        r"(?<![A-Za-z0-9_-])htpasswd(?:[ \t]+-[A-Za-z]+)*?[ \t]+-[A-Za-z]*n[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*+"
+        r"[ \t]+[^\s;&|-]\S*+[ \t]+" + _ARG_VALUE,
+        ("htpasswd",),
+        group="v",
+        accept=_accept_htpasswd,
+    ),
+    _rule(  # echo PW | docker login --password-stdin (also printf '%s' PW | ...)
+        "password_assignment",
+        r"(?<![A-Za-z0-9_-])(?:echo|printf)(?:[ \t]+-[neE]+)?(?:[ \t]+'%s(?:\\n)?')?[ \t]+" + _VALUE
+        + r"(?P<sep>)[ \t]*\|[^\n|;&]{0,200}?--password-stdin",
+        ("password-stdin",),
+        group="value",
+        accept=_accept_password,
+    ),
+    # Cookie: a=1; b=2 (every value); Set-Cookie: a=1; Path=/ (the value, attributes kept).
+    _rule(
+        "cookie",
+        r"""(?<![A-Za-z0-9_-])(?i:cookie)\\?["']?[ \t]*:[ \t]*\\?["']?(?P<v>[^\r\n"'\\]{8,}+)""",
+        ("cookie",),
+        group="v",
+        accept=lambda value, _m: "=" in value and _accept_cookie(value.partition("=")[2], _m),
+    ),
+    _rule(
+        "cookie",
+        r"""(?<![A-Za-z0-9_-])(?i:set-cookie)\\?["']?[ \t]*:[ \t]*\\?["']?[^=;\s"'\\]{1,100}+=(?P<v>[^;\r\n"'\\ ]++)""",
+        ("set-cookie",),
+        group="v",
+        accept=_accept_cookie,
+    ),
+    *_SERVICE_RULES,
     # Two or more whitespace-separated base64 lines of key length: the body of a PEM key whose BEGIN line
     # lies outside the text (cut off by a read window). Hex digests have no upper case and never match.
     _rule(
@@ -389,6 +478,7 @@ _RULES = (
         ("",),
         accept=_accept_key_material,
     ),
+    *_ENTROPY_RULES,
 )
 
 _PEM_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")

@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from .._version import ProviderId
 from ..errors import ERROR_CODES
 
-PROVIDER_ID = "obelisk-session-evidence"
 REQUEST_SCHEMA = "historical_evidence_request_v0"
 RESULT_SCHEMA = "historical_evidence_result_v0"
 RECEIPT_SCHEMA = "historical_evidence_receipt_v0"
@@ -117,7 +117,7 @@ class EvidenceItem(_Strict):
 class HistoricalEvidenceResultV0(_Strict):
     schema_version: Literal["historical_evidence_result_v0"]
     request_id: str
-    provider_id: Literal["obelisk-session-evidence"]
+    provider_id: ProviderId
     provider_version: str
     index_revision: str
     scope_applied: ScopeApplied
@@ -133,7 +133,7 @@ class HistoricalEvidenceResultV0(_Strict):
 class HistoricalEvidenceReceiptV0(_Strict):
     schema_version: Literal["historical_evidence_receipt_v0"]
     request_id: str
-    provider_id: Literal["obelisk-session-evidence"]
+    provider_id: ProviderId
     provider_version: str
     index_revision_digest: str
     scope_digest: str

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO
 
-from ..admission.identity import path_digest
+from ..digest import bytes_digest
 from ..errors import ProviderError
 from ..retrieval.templates import SCOPE_KIND, TEMPLATE_DIR, load_templates
 from .connection import Deadline, ReadSnapshot, read_index
@@ -433,7 +433,8 @@ UNREADABLE_STEP = ("check --db (or $OBELISK_DB) names the Obelisk database and t
 def _failure(out: TextIO, fmt: str, *, db_path: Path, code: str, detail: str) -> int:
     if fmt == "json":
         out.write(json.dumps({"command": "check-schema", "verdict": "unreadable", "exit_code": 2,
-                              "db_digest": path_digest(str(db_path)), "error": {"code": code, "detail": detail},
+                              "db_digest": bytes_digest(str(db_path).encode()),
+                              "error": {"code": code, "detail": detail},
                               "next_step": UNREADABLE_STEP},
                              sort_keys=True, indent=2) + "\n")
     else:
@@ -477,7 +478,7 @@ def check_schema_command(*, db_path: Path, fmt: str, snapshot_out: str | None, o
                             detail=f"cannot write the snapshot file ({type(exc).__name__})")
     if fmt == "json":
         document = {"command": "check-schema", "exit_code": verdict.exit_code,
-                    "db_digest": path_digest(str(db_path)),
+                    "db_digest": bytes_digest(str(db_path).encode()),
                     "open_mode": open_mode, **verdict.to_dict(), "freshness_markers": markers,
                     "snapshot_out": written, "error": None}
         out.write(json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")

@@ -16,6 +16,15 @@ Opening strategy (the choice this module exists to make):
   discarded and retried on the live file. ``immutable=1`` is never used while a WAL is live, because under a
   live writer it returns corrupt or stale data.
 * ``-journal`` present (rollback mode, a write in progress): ``mode=ro`` and a busy timeout.
+* The open mode follows the journal mode in the file header (bytes 18 and 19: 2 for WAL, 1 for a rollback
+  journal). Only a WAL database is ever opened ``immutable=1``. A rollback-journal database is always opened
+  ``mode=ro``: without WAL, SQLite creates no ``-wal``/``-shm`` for it, and the reader takes the shared lock,
+  so a writer's uncommitted pages are never read (a ``journal_mode=MEMORY`` or ``OFF`` writer leaves no
+  ``-journal`` file to warn of it, and ``immutable=1`` would ignore its locks). A header that cannot be read
+  also gives ``mode=ro``.
+* A corrupt page seen during an ``immutable_verified`` read is first checked against the file identity: when
+  the identity (or the sidecars) moved, the file was rewritten or replaced under the read, and the read is
+  retried as for a replaced file; only when nothing moved is it ``index_unreadable``.
 
 Every statement of one request runs inside one read transaction (one snapshot). Each request gets a fresh
 connection; the file identity is checked before and after, and a replaced file (the Obelisk app's rebuild
@@ -99,6 +108,31 @@ def _sidecars(path: Path) -> dict[str, bool]:
     return {suffix: os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal")}
 
 
+#: File-format write and read version bytes of the database header: 2 means WAL, 1 a rollback journal.
+_HEADER_VERSIONS = slice(18, 20)
+_WAL_VERSIONS = b"\x02\x02"
+
+
+def _wal_header(path: Path, vfs: str | None) -> bool:
+    """True only when the file header says WAL (bytes 18-19 are 2); False for rollback or unreadable.
+
+    Read through SQLite's own VFS, read-only: SQLite keeps one descriptor table per file, so closing this
+    handle never drops a POSIX lock another connection of this process holds on the same file (a plain
+    ``open()``/``close()`` would).
+    """
+    try:
+        handle = apsw.VFSFile(vfs or "", str(path), [apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_MAIN_DB, 0])
+    except (apsw.Error, OSError, ValueError):
+        return False
+    try:
+        header = handle.xRead(100, 0)
+    except (apsw.Error, OSError):
+        return False
+    finally:
+        handle.xClose()
+    return bytes(header[_HEADER_VERSIONS]) == _WAL_VERSIONS
+
+
 def _uri(path: Path, immutable: bool) -> str:
     quoted = urllib.parse.quote(str(path.resolve()), safe="/")
     return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
@@ -179,7 +213,7 @@ def _install_deadline(conn: apsw.Connection, deadline: Deadline) -> None:
 def _connect(path: Path, deadline: Deadline, vfs: str | None) -> Iterator[ReadSnapshot]:
     before = FileIdentity.of(path)
     sidecars = _sidecars(path)
-    immutable = not (sidecars["-wal"] or sidecars["-shm"] or sidecars["-journal"])
+    immutable = not (sidecars["-wal"] or sidecars["-shm"] or sidecars["-journal"]) and _wal_header(path, vfs)
     flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
     conn = apsw.Connection(_uri(path, immutable), flags=flags, vfs=vfs) if vfs else \
         apsw.Connection(_uri(path, immutable), flags=flags)
@@ -188,12 +222,17 @@ def _connect(path: Path, deadline: Deadline, vfs: str | None) -> Iterator[ReadSn
         _install_deadline(conn, deadline)
         if not immutable:
             _still_live(path, before, sidecars)
-        conn.execute("BEGIN DEFERRED")
-        snap = ReadSnapshot(conn, path, "immutable_verified" if immutable else "ro", deadline, before)
-        # The first read pins the snapshot for every later statement of this request.
-        snap.rows("SELECT count(*) FROM sqlite_schema")
-        yield snap
-        conn.execute("COMMIT")
+        try:
+            conn.execute("BEGIN DEFERRED")
+            snap = ReadSnapshot(conn, path, "immutable_verified" if immutable else "ro", deadline, before)
+            # The first read pins the snapshot for every later statement of this request.
+            snap.rows("SELECT count(*) FROM sqlite_schema")
+            yield snap
+            conn.execute("COMMIT")
+        except (apsw.CorruptError, apsw.NotADBError):
+            if immutable and _moved(path, before):
+                raise _Replaced from None  # torn by a rewrite or a swap under the read: retry on the new file
+            raise
         _verify_unchanged(path, before, immutable)
     finally:
         conn.set_progress_handler(None)
@@ -213,6 +252,16 @@ def _still_live(path: Path, before: FileIdentity, sidecars: dict[str, bool]) -> 
         raise _Replaced
     if any(sidecars[suffix] and not os.path.exists(f"{path}{suffix}") for suffix in ("-wal", "-shm")):
         raise _Replaced
+
+
+def _moved(path: Path, before: FileIdentity) -> bool:
+    """True when the file is gone, has another identity, or gained a ``-wal``/``-journal`` since ``before``."""
+    try:
+        identity = FileIdentity.of(path)
+    except OSError:
+        return True
+    sidecars = _sidecars(path)
+    return identity != before or sidecars["-wal"] or sidecars["-journal"]
 
 
 def _verify_unchanged(path: Path, before: FileIdentity, immutable: bool) -> None:
@@ -252,8 +301,8 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
 
     The first attempt runs directly; tenacity is imported only when a retry is actually needed (it costs
     cold start otherwise). Attempts, stop conditions and waits are those of one tenacity loop over all
-    ``max_attempts``: stop after ``max_attempts`` or when under 20 ms of the deadline remain, wait
-    ``0.01 * 2**(n-1)`` s plus up to 20 ms of jitter (at most 0.2 s) after failed attempt ``n``.
+    ``max_attempts``: stop after ``max_attempts`` or before an attempt that would start within 20 ms of the
+    deadline, wait ``min(0.01 * 2**(n-1), 0.2)`` s plus up to 20 ms of jitter after failed attempt ``n``.
     """
     try:
         present, regular = db_path.exists(), db_path.is_file()
@@ -282,7 +331,8 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
         except BaseException as exc:  # classified by the outer handler
             if not retryable(exc) or max_attempts <= 1 or deadline.remaining_ms() < 20:
                 raise
-        return _retry_attempts(attempt, retryable, deadline, max_attempts - 1)
+            first_failure = exc
+        return _retry_attempts(attempt, first_failure, retryable, deadline, max_attempts)
     except ProviderError:
         raise
     except BaseException as exc:  # noqa: BLE001 - every SQLite/OS failure becomes a typed failure
@@ -292,43 +342,38 @@ def read_index(db_path: Path, work: Callable[[ReadSnapshot], T], *, deadline: De
         raise typed from None
 
 
-class _AttemptNumber:
-    """The one field of tenacity's RetryCallState that its wait strategies read."""
+def _retry_attempts(attempt: Callable[[], tuple[T, OpenMode]], first_failure: BaseException,
+                    retryable: Callable[[BaseException], bool], deadline: Deadline,
+                    max_attempts: int) -> tuple[T, OpenMode]:
+    """Attempts 2..N after a retryable failure of attempt 1 (tenacity loaded here, on the slow path).
 
-    def __init__(self, attempt_number: int) -> None:
-        self.attempt_number = attempt_number
-
-
-def _retry_attempts(attempt: Callable[[], tuple[T, OpenMode]], retryable: Callable[[BaseException], bool],
-                    deadline: Deadline, remaining_attempts: int) -> tuple[T, OpenMode]:
-    """Attempts 2..N after a retryable failure of attempt 1 (tenacity loaded here, on the slow path)."""
-    from typing import cast
-
+    One tenacity loop over all ``max_attempts``, through its public API only: the loop's first attempt
+    re-raises the failure attempt 1 already had, so tenacity's own attempt numbers, stop and wait apply to
+    every later one. The deadline-bounded stop is composed of public stops: after ``max_attempts``, or before
+    a next attempt would start later than 20 ms before the request deadline (``stop_before_delay`` counts the
+    wait it is about to sleep).
+    """
     from tenacity import (
-        RetryCallState,
         Retrying,
         retry_if_exception,
         stop_after_attempt,
-        stop_any,
-        wait_exponential_jitter,
+        stop_before_delay,
+        wait_exponential,
+        wait_random,
     )
-    from tenacity.stop import stop_base
 
-    class stop_at_deadline(stop_base):  # named like tenacity's own stop conditions
-        def __call__(self, retry_state: RetryCallState) -> bool:
-            return deadline.remaining_ms() < 20
-
-    # Loop attempt k is overall attempt k + 1: a doubled multiplier gives the overall attempt's wait, and
-    # "attempt 0" of the doubled strategy is the wait after overall attempt 1.
-    wait = wait_exponential_jitter(multiplier=0.02, max=0.2, jitter=0.02)
-    time.sleep(wait(cast(RetryCallState, _AttemptNumber(0))))
+    budget_s = max(0.0, deadline.remaining_ms() - 20.0) / 1000.0
     retrying = Retrying(
         retry=retry_if_exception(retryable),
-        stop=stop_any(stop_after_attempt(remaining_attempts), stop_at_deadline()),
-        wait=wait,
+        stop=stop_after_attempt(max_attempts) | stop_before_delay(budget_s),
+        wait=wait_exponential(multiplier=0.01, max=0.2) + wait_random(0, 0.02),
         reraise=True,
     )
+    pending: BaseException | None = first_failure
     for tenacity_attempt in retrying:
         with tenacity_attempt:
+            if pending is not None:
+                failure, pending = pending, None
+                raise failure
             return attempt()
     raise IndexBusy  # pragma: no cover - tenacity always returns or raises

@@ -62,6 +62,10 @@ def harden(conn: apsw.Connection) -> None:
     conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
     conn.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, 0)
     conn.config(apsw.SQLITE_DBCONFIG_ENABLE_VIEW, 0)
+    # Double-quoted strings off (as apsw.bestpractice does): "x" is only ever an identifier, as sqlglot reads it
+    # when it verifies a template, never a string literal that silently stands in for a missing column.
+    conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
+    conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
     # A WAL connection tries, on close, to take an EXCLUSIVE lock on the database to checkpoint. A read-only
     # reader can never checkpoint (the attempt fails with SQLITE_IOERR_LOCK, which SQLite swallows, but an
     # interposed VFS surfaces it as an I/O error): never even try to lock the database for writing.

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..bounding.receipt import digest
+from ..digest import content_digest
 from .connection import FileIdentity, ReadSnapshot
 
 #: Longest cursor read per row (Codex v4 cursors carry Bloom filters and are tens of KB). Tighter than the
@@ -42,7 +42,7 @@ def read_index_state(snap: ReadSnapshot, *, has_cursor: bool, schema_cookie: int
         "file": [identity.ino, identity.size, identity.mtime_ns] if identity else None,
         "aggregates": list(tops or ()),
     }
-    return IndexState(tuple(rows), "obx1-" + digest(basis).removeprefix("sha256:")[:32])
+    return IndexState(tuple(rows), "obx1-" + content_digest(basis).removeprefix("sha256:")[:32])
 
 
 def _num(value: object) -> float | None:

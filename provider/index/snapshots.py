@@ -23,7 +23,6 @@ sha256 of the canonical JSON of everything else: two databases with the same sch
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from .._resources import data_dir
+from ..digest import canonical_json, content_digest
 from .connection import Deadline, ReadSnapshot, read_index
 from .live_schema import parse_virtual_table, split_top_level, top_level_positions, unquote, words
 
@@ -195,14 +195,9 @@ def _trigger_entry(name: str, table: str, sql: str) -> dict[str, Any]:
     }
 
 
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def compute_digest(snapshot: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of the snapshot minus ``id``, ``digest`` and ``captured_from``."""
-    body = {key: value for key, value in snapshot.items() if key not in _META_KEYS}
-    return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    return content_digest({key: value for key, value in snapshot.items() if key not in _META_KEYS})
 
 
 def capture(snap: ReadSnapshot, *, snapshot_id: str = "live", captured_from: str = "a live database") -> \
@@ -368,8 +363,8 @@ def _diff_fts(name: str, live: dict[str, Any], pinned: dict[str, Any]) -> list[D
     out.extend(_diff_columns(name, live_columns, as_columns))
     if live.get("options", {}) != pinned.get("options", {}):
         out.append(Difference("fts_options_changed", name,
-                              f"{canonical_json(pinned.get('options', {}))} -> "
-                              f"{canonical_json(live.get('options', {}))}"))
+                              f"{canonical_json(pinned.get('options', {})).decode()} -> "
+                              f"{canonical_json(live.get('options', {})).decode()}"))
     return out
 
 

@@ -4,13 +4,13 @@ no snippet, term or path of the corpus."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from .._version import PROVIDER_VERSION
+from ..digest import content_digest
 from .corpus import _now_iso
 
 REPORT_FORMAT: Final = "obelisk-session-evidence-qualification/1"
@@ -18,9 +18,7 @@ SUMMARY_FORMAT: Final = "obelisk-session-evidence-qualification-summary/1"
 
 
 def _digest(document: Mapping[str, Any]) -> str:
-    body = {k: v for k, v in document.items() if k != "digest"}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return "sha256:" + hashlib.sha256(canonical).hexdigest()
+    return content_digest({k: v for k, v in document.items() if k != "digest"})
 
 
 def _safe(name: str) -> str:

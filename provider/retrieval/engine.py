@@ -10,7 +10,7 @@ from typing import Any, cast
 from ..contract.models import EvidenceType
 from ..errors import ScopeViolation
 from ..index.connection import ReadSnapshot, StatementBudgetExceeded
-from ..paths import under_root
+from ..paths import Roots
 from .snippets import ReadWindow
 from .templates import SCOPE_KIND, Template
 from .terms import (
@@ -74,25 +74,34 @@ def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: values[name] for name in template.params}
 
 
-def _roots_json(roots: Sequence[str]) -> str:
-    """The bound roots as the templates' ``:roots`` parameter (no trailing slash; ``/`` stays ``/``)."""
-    return json.dumps([r.rstrip("/") or "/" for r in roots])
+def _roots_json(roots: Roots) -> str:
+    """Every spelling of the bound roots (given and real) as the templates' ``:roots`` parameter.
+
+    The SQL match is lexical, so both spellings are bound; the real paths then decide (``scope_sessions``,
+    ``check_scope``). Spellings are lexically normalised: no trailing slash, ``/`` stays ``/``.
+    """
+    return json.dumps(list(roots.spellings))
 
 
-def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Sequence[str],
+def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Roots,
                    since: str) -> tuple[frozenset[str], bool]:
-    """The session ids in scope (run once per request) and whether the scope ceiling was reached."""
+    """The session ids in scope (run once per request) and whether the scope ceiling was reached.
+
+    The template's candidates matched a root's spelling lexically; only those whose recorded project path
+    lies inside a root by real path (``..`` applied, symlinks resolved) are kept.
+    """
     rows = snap.rows(scope.sql, _params(scope, {
         "sources": json.dumps(list(sources)),
         "roots": _roots_json(roots),
         "since": since,
         "limit": SCOPE_SESSION_CEILING,
     }))
-    return frozenset(str(row[0]) for row in rows), len(rows) >= SCOPE_SESSION_CEILING
+    kept = frozenset(str(row[0]) for row in rows if row[0] is not None and roots.contains(row[1]))
+    return kept, len(rows) >= SCOPE_SESSION_CEILING
 
 
 def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: Template, sources: Sequence[str],
-                  roots: Sequence[str], since: str, terms: PreparedTerms, tokenizer: str,
+                  roots: Roots, since: str, terms: PreparedTerms, tokenizer: str,
                   fetch_limit: int, window_chars: int) -> RunReport:
     if not templates:
         return RunReport((), (), (), False, window_chars)
@@ -103,7 +112,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
         "roots": _roots_json(roots),
         "since": since,
         "scope_ids": json.dumps(sorted(in_scope)),
-        "terms": json.dumps(list(match_variants(terms.instr_terms, roots))),
+        "terms": json.dumps(list(match_variants(terms.instr_terms, roots.spellings))),
         "head": READ_HEAD,
         "tail": READ_TAIL,
         "pre": read.sql_pre,
@@ -114,7 +123,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     ran: list[str] = []
     skipped: list[str] = []
     ceiling = scope_ceiling
-    substring_terms = unsegmented(match_variants(terms.instr_terms, roots))
+    substring_terms = unsegmented(match_variants(terms.instr_terms, roots.spellings))
     first_plans = {t.id.removesuffix(FTS_FIRST): t for t in templates if t.id.endswith(FTS_FIRST)}
     # Templates that follow up found failures (``:failures``) run last, over the failures found before them.
     ordered = sorted(templates, key=lambda t: "failures" in t.params)
@@ -183,16 +192,29 @@ def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template 
     return template, snap.rows(template.sql, _params(template, values))
 
 
-def check_scope(hit: RawHit, sources: Sequence[str], roots: Sequence[str], in_scope: frozenset[str]) -> None:
-    """Fail the whole result when a row lies outside the requested scope: never filter it away."""
+#: Session ids of rows joined in from other tables (a message, a tool result), where a template projects them.
+JOINED_SESSION_COLUMNS = ("msg_session_id", "result_session_id")
+
+
+def check_scope(hit: RawHit, sources: Sequence[str], roots: Roots, in_scope: frozenset[str]) -> None:
+    """Fail the whole result when a row lies outside the requested scope: never filter it away.
+
+    A row is in scope when its session is in the scope set, its source is bound, its session's project path
+    lies inside a root by real path, its message's recorded cwd (where there is one) does too, and every row
+    joined into it (message, tool result) carries the same session id: a NULL or different one fails, as no
+    FOREIGN KEY enforces it.
+    """
     row = hit.row
-    if row.get("session_id") not in in_scope:
+    session = row.get("session_id")
+    if session is None or session not in in_scope:
         raise ScopeViolation
     if row.get("session_source") not in sources:
         raise ScopeViolation
-    if not (under_root(row.get("session_path"), roots) or under_root(row.get("msg_cwd"), roots)):
+    if not roots.contains(row.get("session_path")):
         raise ScopeViolation
-    # Rows joined in from other tables must belong to the same session (no FOREIGN KEY enforces it).
-    for joined in ("msg_session_id", "result_session_id"):
-        if joined in row and row[joined] is not None and row[joined] != row.get("session_id"):
+    cwd = row.get("msg_cwd")
+    if cwd is not None and not roots.contains(cwd):
+        raise ScopeViolation
+    for joined in JOINED_SESSION_COLUMNS:
+        if joined in row and row[joined] != session:
             raise ScopeViolation

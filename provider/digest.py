@@ -1,0 +1,133 @@
+"""Every digest the provider makes: canonical JSON, content digests, and keyed public digests.
+
+Two kinds, never mixed up:
+
+* ``content_digest`` / ``bytes_digest``: plain sha256, for what is not private and must be comparable across
+  installs (a schema snapshot, a qualification report, a template, the index revision inside the private
+  result).
+* ``DigestKey.of`` / ``DigestKey.of_text``: HMAC-SHA256 under a per-install key, for every public digest of
+  something private or guessable (a receipt's query, scope, result and index-revision digests; a root in
+  ``status`` and the ``enable`` summary). Without the key an unsalted digest would let anyone confirm a guess
+  ("did the agent search for this CVE?"); with it, the same install still gives the same digests, so replay
+  and dedupe work.
+
+The key is 32 random bytes, hex-encoded, in ``digest.key`` beside ``config.json`` (mode 0600). It is created
+only by the config writer (``enable``), atomically and never over an existing key; a query never creates it:
+a config with an enabled scope and no key is refused with ``config_invalid`` (nothing is written at run time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from .errors import ConfigInvalid
+
+KEY_FILE: Final = "digest.key"
+KEY_BYTES: Final = 32
+#: Read at most this much of the key file (the key is 64 hex characters and a newline).
+_KEY_READ_LIMIT: Final = 256
+CONTENT_PREFIX: Final = "sha256:"
+KEYED_PREFIX: Final = "hmac-sha256:"
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no insignificant whitespace, UTF-8, no NaN: the same value always gives the same bytes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def bytes_digest(data: bytes) -> str:
+    """``sha256:<hex>`` of raw bytes (unkeyed)."""
+    return CONTENT_PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def content_digest(value: Any) -> str:
+    """``sha256:<hex>`` of a value's canonical JSON (unkeyed: for content that is not private)."""
+    return bytes_digest(canonical_json(value))
+
+
+@dataclass(frozen=True)
+class DigestKey:
+    """The per-install key of the public digests."""
+
+    secret: bytes = field(repr=False)
+
+    def of(self, value: Any) -> str:
+        """``hmac-sha256:<hex>`` of a value's canonical JSON."""
+        return KEYED_PREFIX + hmac.new(self.secret, canonical_json(value), hashlib.sha256).hexdigest()
+
+    def of_text(self, text: str) -> str:
+        """``hmac-sha256:<hex>`` of a string's bytes (a local path: surrogates kept as the file system gave them)."""
+        data = text.encode("utf-8", "surrogateescape")
+        return KEYED_PREFIX + hmac.new(self.secret, data, hashlib.sha256).hexdigest()
+
+
+def key_path(config_path: Path) -> Path:
+    """Where the key of the install whose config is ``config_path`` lives (beside it)."""
+    return config_path.parent / KEY_FILE
+
+
+_MISSING_KEY = ("the digest key is missing beside the provider configuration: run `enable` again for a scope "
+                "to create it")
+_BAD_KEY = ("the digest key beside the provider configuration is unreadable or malformed: remove it and run "
+            "`enable` again (this rotates the key)")
+
+
+def load_key(config_path: Path) -> DigestKey:
+    """The install's key; ``ConfigInvalid`` (with a fix) when it is missing, unreadable or malformed."""
+    path = key_path(config_path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ConfigInvalid(_MISSING_KEY) from None
+    except OSError:
+        raise ConfigInvalid(_BAD_KEY) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigInvalid(_BAD_KEY)
+        raw = os.read(fd, _KEY_READ_LIMIT)
+    except OSError:
+        raise ConfigInvalid(_BAD_KEY) from None
+    finally:
+        os.close(fd)
+    try:
+        secret = bytes.fromhex(raw.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        raise ConfigInvalid(_BAD_KEY) from None
+    if len(secret) != KEY_BYTES:
+        raise ConfigInvalid(_BAD_KEY)
+    return DigestKey(secret)
+
+
+def ensure_key(config_path: Path) -> DigestKey:
+    """The install's key, created first when there is none (the config writer's job, never a query's).
+
+    Created atomically: a 0600 temp file in the same directory, fsynced, then hard-linked to its name, which
+    fails when a key already exists (a concurrent ``enable`` made one): that key is kept and returned.
+    """
+    path = key_path(config_path)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".digest-key-", suffix=".tmp", dir=path.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(secrets.token_hex(KEY_BYTES) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return load_key(config_path)

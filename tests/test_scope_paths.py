@@ -1,0 +1,201 @@
+"""Issue 12, items 1 and 2, end to end on crafted copies of a fixture database.
+
+Item 1: scope compares real paths. A session recorded under ``ROOT/../other``, ``ROOT//../other`` or a symlink
+inside ROOT that points outside is not in ROOT's scope; a root given through a symlink finds sessions recorded
+under its real path and under the symlink's spelling. Item 2: a joined row (message, tool result) whose session
+id is NULL or another session's fails the whole result with ``scope_violation``. The row re-check itself is
+also tested directly, one promise at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from obelisk_session_evidence.errors import ScopeViolation
+from obelisk_session_evidence.fixtures.builder import FixtureInfo, build_fixture
+from obelisk_session_evidence.paths import Roots
+from obelisk_session_evidence.retrieval.engine import RawHit, check_scope
+from obelisk_session_evidence.retrieval.templates import load_templates
+from obelisk_session_evidence.service import answer
+
+from tests.conftest import make_request, write_config
+
+MARKER = "qzscopemarkerqz"
+LIMITS = {"max_sessions": 20, "max_items": 20, "max_snippet_chars": 600, "max_total_chars": 12000}
+
+
+@pytest.fixture(scope="module")
+def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    info: FixtureInfo = build_fixture(tmp_path_factory.mktemp("fx") / "current", generation="current")
+    return info.db_path
+
+
+def _plant(db: Path, session: str, project_path: str, *, cwd: str | None = None) -> None:
+    """One recent claude session at ``project_path`` with one failed Bash call mentioning MARKER."""
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("INSERT INTO sessions (id, project_path, started_at, ended_at, source) "
+                    "VALUES (?, ?, '2026-10-30T09:00:00.000Z', '2026-10-30T11:00:00.000Z', 'claude')",
+                    (session, project_path))
+        con.execute("INSERT INTO messages (uuid, session_id, type, timestamp, role, content_type, cwd, source) "
+                    "VALUES (?, ?, 'assistant', '2026-10-30T10:00:00.000Z', 'assistant', 'tool_use', ?, 'claude')",
+                    (f"{session}-call", session, project_path if cwd is None else cwd))
+        con.execute("INSERT INTO tool_calls (id, message_uuid, session_id, name, input_json) "
+                    "VALUES (?, ?, ?, 'Bash', ?)",
+                    (f"toolu_{session}", f"{session}-call", session,
+                     json.dumps({"command": f"make {MARKER} {session}"})))
+        con.execute("INSERT INTO tool_results (tool_use_id, message_uuid, session_id, content, is_error) "
+                    "VALUES (?, ?, ?, ?, 1)", (f"toolu_{session}", f"{session}-call", session,
+                                               f"Exit code 2\nmake: *** No rule to make target {MARKER} in {session}"))
+    con.close()
+
+
+def _ask(db: Path, tmp: Path, roots: list[str], real_roots: list[str] | None = None,
+         types: tuple[str, ...] = ("prior_failure", "tool_outcome")) -> dict[str, Any]:
+    scope: dict[str, Any] = {"agent_id": "agent", "project_id": "p", "repository_id": "r", "sources": ["claude"],
+                             "roots": roots, "stage": 1}
+    if real_roots is not None:
+        scope["real_roots"] = real_roots
+    config = write_config(tmp / "config.json", [scope])
+    request = make_request(scope={"agent_id": "agent", "project_id": "p", "repository_id": "r",
+                                  "allow_cross_agent": False, "allow_cross_project": False},
+                           evidence_types=list(types), query_terms=[MARKER], limits=LIMITS)
+    return answer(json.dumps(request).encode(), db_path=db, config_path=config).envelope
+
+
+def _sessions(envelope: dict[str, Any]) -> set[str]:
+    assert envelope["outcome"] == "ok", envelope["error"]
+    return {item["session_ref"] for item in envelope["result"]["items"]}
+
+
+@pytest.fixture
+def world(base_db: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A database copy and an existing repository directory ``repo`` (with an ``outside`` sibling)."""
+    db = tmp_path / "crafted.sqlite"
+    shutil.copyfile(base_db, db)
+    (tmp_path / "repo" / "src").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    return db, Path(os.path.realpath(tmp_path / "repo"))
+
+
+def test_sessions_outside_the_root_by_real_path_are_not_in_scope(world: tuple[Path, Path], tmp_path: Path) -> None:
+    db, repo = world
+    (repo / "escape").symlink_to(tmp_path / "outside")
+    _plant(db, "s-inside", str(repo))
+    _plant(db, "s-sub", f"{repo}/src")
+    _plant(db, "s-dotdot", f"{repo}/../outside")
+    _plant(db, "s-slashes", f"{repo}//../outside")
+    _plant(db, "s-dot-slashes", f"{repo}/./src/../../outside")
+    _plant(db, "s-symlink", f"{repo}/escape")
+    _plant(db, "s-symlink-below", f"{repo}/escape/deeper")
+    _plant(db, "s-climbs", f"{repo}/{'../' * 40}etc")
+    assert _sessions(_ask(db, tmp_path, [str(repo)])) == {"s-inside", "s-sub"}
+
+
+def test_a_root_given_through_a_symlink_finds_both_spellings(world: tuple[Path, Path], tmp_path: Path) -> None:
+    db, repo = world
+    alias = tmp_path / "alias"
+    alias.symlink_to(repo)
+    _plant(db, "s-real", str(repo))
+    _plant(db, "s-spelled", f"{alias}/src")
+    _plant(db, "s-dotdot", f"{alias}/../outside")
+    # A config written before real roots were recorded: the given root is resolved at query time.
+    assert _sessions(_ask(db, tmp_path, [str(alias)])) == {"s-real", "s-spelled"}
+    # A config that recorded the real root at enable.
+    assert _sessions(_ask(db, tmp_path, [str(alias)], [str(repo)])) == {"s-real", "s-spelled"}
+
+
+def test_enable_records_the_real_root_beside_the_given_spelling(tmp_path: Path) -> None:
+    from obelisk_session_evidence.admission.config import load_config
+    from obelisk_session_evidence.admission.lifecycle import enable_scope
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    alias = tmp_path / "alias"
+    alias.symlink_to(repo)
+    config = tmp_path / "cfg" / "config.json"
+    out = (tmp_path / "out.txt").open("w")
+    code = enable_scope(config_path=config, agent_id="agent", project_id="p", repository_id="r",
+                        sources=["claude"], roots=[str(alias)], stage=1, include_worktrees=False,
+                        qualification_report=None, out=out)
+    out.close()
+    assert code == 0, (tmp_path / "out.txt").read_text()
+    scope = load_config(config).scopes[0]
+    assert scope.roots == (str(alias),)
+    assert scope.real_roots == (os.path.realpath(repo),)
+
+
+def test_a_message_whose_cwd_lies_outside_fails_the_whole_result(world: tuple[Path, Path], tmp_path: Path) -> None:
+    db, repo = world
+    _plant(db, "s-inside", str(repo))
+    _plant(db, "s-cwd-out", str(repo), cwd=f"{repo}/../outside")
+    envelope = _ask(db, tmp_path, [str(repo)])
+    assert envelope["outcome"] == "failed" and envelope["error"]["code"] == "scope_violation"
+    assert envelope["result"]["items"] == []
+
+
+@pytest.mark.parametrize("crafted", [
+    "UPDATE tool_results SET session_id = NULL WHERE tool_use_id = 'toolu_s-inside'",
+    "UPDATE tool_results SET session_id = 's-other' WHERE tool_use_id = 'toolu_s-inside'",
+    "UPDATE messages SET session_id = NULL WHERE uuid = 's-inside-call'",
+    "UPDATE messages SET session_id = 's-other' WHERE uuid = 's-inside-call'",
+])
+def test_a_joined_row_with_a_null_or_other_session_id_fails(world: tuple[Path, Path], tmp_path: Path,
+                                                           crafted: str) -> None:
+    db, repo = world
+    _plant(db, "s-inside", str(repo))
+    _plant(db, "s-other", str(repo))
+    assert _sessions(_ask(db, tmp_path, [str(repo)])) == {"s-inside", "s-other"}
+    con = sqlite3.connect(db)
+    with con:
+        con.execute(crafted)
+    con.close()
+    envelope = _ask(db, tmp_path, [str(repo)])
+    assert envelope["outcome"] == "failed" and envelope["error"]["code"] == "scope_violation"
+    assert envelope["result"]["items"] == [] and envelope["receipt"]["result_count"] == 0
+
+
+# The row re-check, one promise at a time.
+
+def _hit(**overrides: Any) -> RawHit:
+    template = next(t for t in load_templates() if t.id == "prior_failure.tool_results")
+    row: dict[str, Any] = {"session_id": "s1", "session_source": "claude", "session_path": "/r/a",
+                           "msg_cwd": "/r/a", "msg_session_id": "s1", "result_session_id": "s1"}
+    row.update(overrides)
+    return RawHit(template, row)
+
+
+ROOTS = Roots.of(["/r"], ["/r"])
+
+
+def test_check_scope_accepts_a_row_in_scope() -> None:
+    check_scope(_hit(), ["claude"], ROOTS, frozenset({"s1"}))
+    check_scope(_hit(msg_cwd=None), ["claude"], ROOTS, frozenset({"s1"}))
+    bare = _hit()
+    summary_row = {k: v for k, v in bare.row.items() if k not in ("msg_session_id", "result_session_id")}
+    check_scope(RawHit(bare.template, summary_row), ["claude"], ROOTS, frozenset({"s1"}))  # nothing joined
+
+
+@pytest.mark.parametrize(("overrides", "in_scope"), [
+    ({}, frozenset({"s2"})),  # the session is not in the scope set
+    ({"session_id": None}, frozenset({"s1"})),
+    ({"session_source": "codex"}, frozenset({"s1"})),  # the source is not bound
+    ({"session_source": None}, frozenset({"s1"})),
+    ({"session_path": "/r/../x"}, frozenset({"s1"})),
+    ({"session_path": "/rx"}, frozenset({"s1"})),
+    ({"session_path": None, "msg_cwd": "/r/a"}, frozenset({"s1"})),
+    ({"msg_cwd": "/r//../x"}, frozenset({"s1"})),
+    ({"msg_session_id": None}, frozenset({"s1"})),
+    ({"msg_session_id": "s2"}, frozenset({"s1", "s2"})),
+    ({"result_session_id": None}, frozenset({"s1"})),
+    ({"result_session_id": "s2"}, frozenset({"s1", "s2"})),
+])
+def test_check_scope_fails_every_out_of_scope_row(overrides: dict[str, Any], in_scope: frozenset[str]) -> None:
+    with pytest.raises(ScopeViolation):
+        check_scope(_hit(**overrides), ["claude"], ROOTS, in_scope)
