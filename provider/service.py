@@ -187,7 +187,8 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
     templates, skipped = _runnable(lambda t: unmet.get(t.key, ["unknown template"]), admitted.evidence_types,
                                    all_templates)
     scope_sql = scope_template(template_dir) if template_dir else scope_template()
-    if unmet.get(scope_sql.key, ["unknown template"]):
+    scope_runnable = not unmet.get(scope_sql.key, ["unknown template"])
+    if not scope_runnable:
         # Without the scope template nothing can be read within the scope: every type is skipped.
         templates, skipped = [], list(admitted.evidence_types)
     _verify_templates([scope_sql, *templates], template_dir)
@@ -195,17 +196,18 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
-    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.bound_roots(),
+    roots = scope.bound_roots()  # real paths resolved once per request
+    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=roots,
                         since=since, terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING))
     scope_empty = False
-    if not run.hits and not unmet.get(scope_sql.key, ["unknown template"]):
+    if not run.hits and scope_runnable:
         # Nothing found: say whether the scope itself matches any session at all (any time), so a wrong
         # --source or --root is not mistaken for "no history".
         from .retrieval.engine import scope_sessions
 
-        ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=scope.bound_roots(), since="")
+        ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=roots, since="")
         scope_empty = not ever
     return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,
                  schema=(verdict.verdict, verdict.nearest or ""), state_key=state_key, scope_empty=scope_empty)
