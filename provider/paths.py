@@ -64,38 +64,52 @@ def under_root(path: str | None, roots: Iterable[str]) -> bool:
     return any(base is not None and within(norm, base) for base in map(lexical, roots))
 
 
+def _bases(roots: Iterable[str]) -> list[str]:
+    """The roots normalised lexically (refused spellings dropped), deepest first."""
+    return sorted({b for b in map(lexical, roots) if b is not None}, key=len, reverse=True)
+
+
+def _shown(path: str, bases: list[str]) -> str:
+    """``path`` repository-relative when it lies strictly inside one of ``bases`` (deepest first) after
+    normalisation, else ``path`` unchanged: the one rule behind :func:`relative_to_roots` and
+    :func:`strip_roots`."""
+    norm = lexical(path)
+    if norm is None:
+        return path
+    for base in bases:
+        if norm != base and within(norm, base):
+            return norm[len(base):].lstrip("/")
+    return path
+
+
 def relative_to_roots(path: str, roots: Iterable[str]) -> str:
     """Show a path inside a bound root repository-relative (deepest root first); leave other paths as they are.
 
     The same boundary rules as the scope check: ``/r/../x`` is not inside ``/r``, and a root's spelling
     somewhere inside a longer path (``/x/r/y`` for root ``/r``) is not a prefix.
     """
-    norm = lexical(path)
-    if norm is None:
-        return path
-    bases = [b for b in map(lexical, roots) if b is not None]
-    for base in sorted(bases, key=len, reverse=True):
-        if norm != base and within(norm, base):
-            return norm[len(base):].lstrip("/")
-    return path
+    return _shown(path, _bases(roots))
 
 
-#: A root's spelling starts a path only where no path character precedes it.
+#: A character that can be part of a path; a path starts at a ``/`` that no such character precedes.
 _PATH_CHAR = r"[\w.~/-]"
+_PATH_TOKEN = re.compile(f"(?<!{_PATH_CHAR})/{_PATH_CHAR}*")
 
 
 def strip_roots(text: str, roots: Iterable[str]) -> str:
-    """``text`` with every ``<root>/`` that starts a path removed (deepest root first): paths become relative.
+    """``text`` with every absolute path that lies inside a root made repository-relative.
 
-    ``<root>/`` is removed only where it starts a path (at the start of the text or after a character that
-    cannot be part of a path), so ``/x/src/app/y`` keeps ``src/app`` for root ``/src/app``, and root ``/``
-    removes the leading slash of a path, not every slash.
+    Every path in the text (a run of path characters starting with ``/`` where no path character precedes
+    it) is shown as :func:`relative_to_roots` shows it: normalised, then made relative to the deepest root
+    that contains it on a path boundary. Give every spelling of each root (``Roots.spellings``: the operator's
+    and the real path): each is held to the same rules. So ``/x/src/app/y`` keeps ``src/app`` for root
+    ``/src/app``, ``/src/app/../other`` is left as it is, ``/src/app//y`` becomes ``y`` (never ``/y``), and
+    root ``/`` removes the leading slash of a path, not every slash.
     """
-    bases = {b for b in map(lexical, roots) if b is not None}
-    for base in sorted(bases, key=len, reverse=True):
-        prefix = "/" if base == "/" else base + "/"
-        text = re.sub(f"(?<!{_PATH_CHAR}){re.escape(prefix)}", "", text)
-    return text
+    bases = _bases(roots)
+    if not bases:
+        return text
+    return _PATH_TOKEN.sub(lambda m: _shown(m.group(0), bases), text)
 
 
 @dataclass(frozen=True)

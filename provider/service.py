@@ -363,8 +363,9 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     run, prepared = read.run, read.terms
     if run is None or prepared is None:  # pragma: no cover - _read always sets both
         raise InternalError
-    terms = match_variants(prepared.instr_terms, admitted.scope.roots)
-    made = (candidate(hit, terms=terms, roots=admitted.scope.roots, window=run.window_chars) for hit in run.hits)
+    spellings = admitted.scope.bound_roots().spellings  # the operator's spelling and the real path of each root
+    terms = match_variants(prepared.instr_terms, spellings)
+    made = (candidate(hit, terms=terms, roots=spellings, window=run.window_chars) for hit in run.hits)
     candidates = link_resolutions([c for c in made if c is not None])
     if prepared.post_filter_terms:
         candidates = [c for c in candidates if c.score > 0]

@@ -135,3 +135,36 @@ def test_strip_roots_strips_only_where_a_path_starts() -> None:
     assert strip_roots("a/b /c/d", ["/"]) == "a/b c/d"
     assert strip_roots("/src/app/y /src/y", ["/src", "/src/app"]) == "y y"
     assert strip_roots("/src/appx/y", ["/src/app/"]) == "/src/appx/y"
+    assert strip_roots("x/src/app/y ~/src/app/y", ["/src/app"]) == "x/src/app/y ~/src/app/y"  # not a path start
+    assert strip_roots("/src/app/../other/y", ["/src/app"]) == "/src/app/../other/y"  # climbs out: kept
+    assert strip_roots("/src/app//y and /src/app/./z", ["/src/app"]) == "y and z"  # never "/y"
+    assert strip_roots("/src/app/a/../b", ["/src/app"]) == "b"
+    assert strip_roots("at /src/app, in /src/app/", ["/src/app"]) == "at /src/app, in /src/app/"  # the root itself
+    assert strip_roots("https://example.com/src/app/y", ["/src/app"]) == "https://example.com/src/app/y"
+    assert strip_roots("/src/app/y", []) == "/src/app/y"
+
+
+def test_strip_roots_holds_every_spelling_of_a_root_to_the_same_rules(tmp_path: Path) -> None:
+    """The operator's spelling (a symlink) and the real path are both stripped, each on path boundaries."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    alias = tmp_path / "alias"
+    alias.symlink_to(repo)
+    real_repo = os.path.realpath(repo)
+    spellings = Roots.of([str(alias)]).spellings
+    text = (f"edited {real_repo}/src/a.py and {alias}/src/b.py; kept {real_repo}x/c.py, {alias}x/d.py, "
+            f"{real_repo}/../outside/e.py, {alias}/../outside/f.py, x{real_repo}/g.py; "
+            f"{real_repo}//h.py {alias}/./i.py")
+    assert strip_roots(text, spellings) == (
+        f"edited src/a.py and src/b.py; kept {real_repo}x/c.py, {alias}x/d.py, {real_repo}/../outside/e.py, "
+        f"{alias}/../outside/f.py, x{real_repo}/g.py; h.py i.py")
+    # Given only one spelling, the other stays absolute: callers pass ``Roots.spellings``.
+    assert f"{real_repo}/src/a.py" in strip_roots(text, [str(alias)])
+
+
+@given(_PATHS, _PATHS)
+@settings(max_examples=300, deadline=None)
+def test_strip_roots_shows_a_path_as_relative_to_roots_does(path: str, root: str) -> None:
+    """One rule for a path alone and a path in text: strip_roots and relative_to_roots agree, in any text."""
+    assert strip_roots(path, [root]) == relative_to_roots(path, [root])
+    assert strip_roots(f"see {path}: ok", [root]) == f"see {relative_to_roots(path, [root])}: ok"

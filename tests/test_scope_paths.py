@@ -36,7 +36,7 @@ def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return info.db_path
 
 
-def _plant(db: Path, session: str, project_path: str, *, cwd: str | None = None) -> None:
+def _plant(db: Path, session: str, project_path: str, *, cwd: str | None = None, detail: str = "") -> None:
     """One recent claude session at ``project_path`` with one failed Bash call mentioning MARKER."""
     con = sqlite3.connect(db)
     with con:
@@ -51,8 +51,9 @@ def _plant(db: Path, session: str, project_path: str, *, cwd: str | None = None)
                     (f"toolu_{session}", f"{session}-call", session,
                      json.dumps({"command": f"make {MARKER} {session}"})))
         con.execute("INSERT INTO tool_results (tool_use_id, message_uuid, session_id, content, is_error) "
-                    "VALUES (?, ?, ?, ?, 1)", (f"toolu_{session}", f"{session}-call", session,
-                                               f"Exit code 2\nmake: *** No rule to make target {MARKER} in {session}"))
+                    "VALUES (?, ?, ?, ?, 1)",
+                    (f"toolu_{session}", f"{session}-call", session,
+                     f"Exit code 2\nmake: *** No rule to make target {MARKER} in {session}{detail}"))
     con.close()
 
 
@@ -109,6 +110,23 @@ def test_a_root_given_through_a_symlink_finds_both_spellings(world: tuple[Path, 
     assert _sessions(_ask(db, tmp_path, [str(alias)])) == {"s-real", "s-spelled"}
     # A config that recorded the real root at enable.
     assert _sessions(_ask(db, tmp_path, [str(alias)], [str(repo)])) == {"s-real", "s-spelled"}
+
+
+def test_paths_under_either_spelling_of_a_root_are_shown_repository_relative(world: tuple[Path, Path],
+                                                                             tmp_path: Path) -> None:
+    """Issue 12 item 1: ``strip_roots`` gets every spelling of the root (the operator's and the real path)."""
+    db, repo = world
+    alias = tmp_path / "alias"
+    alias.symlink_to(repo)
+    _plant(db, "s-real", str(repo), detail=f"\nsee {repo}/src/real_side.py and {alias}/src/alias_side.py, "
+                                           f"not {repo}/../outside/kept.py")
+    envelope = _ask(db, tmp_path, [str(alias)], [str(repo)])
+    texts = [item["snippet"] for item in envelope["result"]["items"] if item["session_ref"] == "s-real"]
+    assert texts and any("src/real_side.py" in t for t in texts), envelope["result"]["items"]
+    for text in texts:
+        assert f"{repo}/src" not in text and f"{alias}/src" not in text, text
+        if "kept.py" in text:
+            assert f"{repo}/../outside/kept.py" in text, text  # outside the root: left as it is
 
 
 def test_enable_records_the_real_root_beside_the_given_spelling(tmp_path: Path) -> None:
