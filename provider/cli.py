@@ -152,10 +152,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_check_schema(args: argparse.Namespace) -> int:
+    from .digest import key_if_present
     from .index.check_schema import check_schema_command
 
     return check_schema_command(db_path=_db_path(args), fmt=args.format, snapshot_out=args.snapshot_out,
-                                out=sys.stdout)
+                                out=sys.stdout, key=key_if_present(_config_path(args)))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -314,7 +315,11 @@ def _parser() -> argparse.ArgumentParser:
     cs.add_argument("--db", metavar="PATH",
                     help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
     cs.add_argument("--format", choices=("text", "json"), default="text",
-                    help="text (may show the database path) or json (a digest instead); default text")
+                    help="text (may show the database path) or json (the path's keyed digest instead, null "
+                         "without the install's digest key); default text")
+    cs.add_argument("--config", metavar="PATH",
+                    help="provider config whose digest key (digest.key beside it) keys db_digest (default: "
+                         "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); need not exist")
     cs.add_argument("--snapshot-out", metavar="FILE", help="capture the live schema as a new snapshot file "
                                                            "(maintainers)")
     cs.set_defaults(func=cmd_check_schema)

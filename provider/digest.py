@@ -6,8 +6,9 @@ Two kinds, never mixed up:
   installs (a schema snapshot, a qualification report, a template, the index revision inside the private
   result).
 * ``DigestKey.of`` / ``DigestKey.of_text``: HMAC-SHA256 under a per-install key, for every public digest of
-  something private or guessable (a receipt's query, scope, result and index-revision digests; a root in
-  ``status`` and the ``enable`` summary). Without the key an unsalted digest would let anyone confirm a guess
+  something private or guessable (a receipt's query, scope, result and index-revision digests; a root and a
+  repository remote in ``status`` and the ``enable`` summary; the database path in ``check-schema --format
+  json``). Without the key an unsalted digest would let anyone confirm a guess
   ("did the agent search for this CVE?"); with it, the same install still gives the same digests, so replay
   and dedupe work.
 
@@ -107,6 +108,16 @@ def load_key(config_path: Path) -> DigestKey:
     if len(secret) != KEY_BYTES:
         raise ConfigInvalid(_BAD_KEY)
     return DigestKey(secret)
+
+
+def key_if_present(config_path: Path) -> DigestKey | None:
+    """The install's key when a well-formed one exists beside ``config_path``, else None (for the operator
+    diagnostics that run without a config, such as ``check-schema``: they omit a keyed digest rather than
+    fail or fall back to an unkeyed one)."""
+    try:
+        return load_key(config_path)
+    except ConfigInvalid:
+        return None
 
 
 def ensure_key(config_path: Path) -> DigestKey:

@@ -39,6 +39,8 @@ from tests.conftest import CLI
 REPO_DIR = Path(__file__).resolve().parents[1]
 AGENT, PROJECT, REPOSITORY = "claude-main", "acme", "acme-api"
 QUERY_CANARY = "ZZQUERYCANARYZZ"
+#: A fixed digest key for the identity tests that call ``repository_identity`` directly.
+KEY = DigestKey(bytes(range(32)))
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -223,20 +225,33 @@ def test_credentials_never_reach_the_digest_input() -> None:
 
 def test_identity_of_a_git_repository_and_its_worktree(git_repo: tuple[Path, Path, str]) -> None:
     repo, worktree, root_commit = git_repo
-    identity, extra = repository_identity(str(repo), include_worktrees=False)
+    identity, extra = repository_identity(str(repo), include_worktrees=False, key=KEY)
     assert identity.kind == "git"
     assert identity.root_commit == root_commit
-    assert identity.remote_digests == (remote_digest("github.com/acme/acme-api"),)
+    assert identity.remote_digests == (remote_digest("github.com/acme/acme-api", KEY),)
     assert identity.worktrees == (str(worktree),)
     assert extra == []
-    _, extra = repository_identity(str(repo), include_worktrees=True)
+    _, extra = repository_identity(str(repo), include_worktrees=True, key=KEY)
     assert extra == [str(worktree)]
     # Seen from the linked worktree, the main checkout is the other worktree; the root commit is the same.
-    from_wt, extra_wt = repository_identity(str(worktree), include_worktrees=True)
+    from_wt, extra_wt = repository_identity(str(worktree), include_worktrees=True, key=KEY)
     assert from_wt.root_commit == root_commit
     assert from_wt.worktrees == (str(repo),)
     assert extra_wt == [str(repo)]
     assert from_wt.remote_digests == identity.remote_digests
+
+
+def test_remote_digests_are_keyed(git_repo: tuple[Path, Path, str]) -> None:
+    """Issue 12 item 7: a remote's digest is an HMAC under the install's key, so it cannot confirm a guessed
+    remote; the same key gives the same digest (dedupe across roots and worktrees still works)."""
+    repo, _worktree, _root_commit = git_repo
+    identity, _ = repository_identity(str(repo), include_worktrees=False, key=KEY)
+    other, _ = repository_identity(str(repo), include_worktrees=False, key=DigestKey(b"\xff" * 32))
+    (digest,) = identity.remote_digests
+    guess = hashlib.sha256(b"github.com/acme/acme-api").hexdigest()
+    assert digest.startswith("hmac-sha256:") and guess not in digest
+    assert digest == KEY.of_text("github.com/acme/acme-api")
+    assert other.remote_digests != identity.remote_digests
 
 
 def test_identity_ignores_git_dir_overrides(git_repo: tuple[Path, Path, str], tmp_path: Path) -> None:
@@ -244,7 +259,7 @@ def test_identity_ignores_git_dir_overrides(git_repo: tuple[Path, Path, str], tm
     other = tmp_path / "other"
     other.mkdir()
     hostile = {**os.environ, "GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other)}
-    identity, _ = repository_identity(str(repo), include_worktrees=False, env=hostile)
+    identity, _ = repository_identity(str(repo), include_worktrees=False, key=KEY, env=hostile)
     assert identity.kind == "git"
     assert identity.root_commit == root_commit
 
@@ -253,7 +268,7 @@ def test_identity_of_a_subdirectory_excludes_the_whole_checkout(git_repo: tuple[
     repo, worktree, root_commit = git_repo
     sub = repo / "pkg"
     sub.mkdir()
-    identity, extra = repository_identity(str(sub), include_worktrees=True)
+    identity, extra = repository_identity(str(sub), include_worktrees=True, key=KEY)
     assert identity.root_commit == root_commit
     assert identity.worktrees == (str(worktree),)
     assert extra == [str(worktree)]
@@ -262,7 +277,7 @@ def test_identity_of_a_subdirectory_excludes_the_whole_checkout(git_repo: tuple[
 def test_plain_directory_and_missing_git(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
-    identity, extra = repository_identity(str(plain), include_worktrees=True)
+    identity, extra = repository_identity(str(plain), include_worktrees=True, key=KEY)
     if identity.kind == "git":
         pytest.skip("tmp_path lies inside a git repository on this machine")
     assert identity.kind == "directory"
@@ -270,9 +285,9 @@ def test_plain_directory_and_missing_git(tmp_path: Path) -> None:
     assert extra == []
     empty_path = tmp_path / "empty-bin"
     empty_path.mkdir()
-    no_git, _ = repository_identity(str(plain), include_worktrees=True, env={"PATH": str(empty_path)})
+    no_git, _ = repository_identity(str(plain), include_worktrees=True, key=KEY, env={"PATH": str(empty_path)})
     assert no_git.kind == "directory"
-    gone, _ = repository_identity(str(tmp_path / "does-not-exist"), include_worktrees=True)
+    gone, _ = repository_identity(str(tmp_path / "does-not-exist"), include_worktrees=True, key=KEY)
     assert gone.kind == "directory"
 
 
@@ -282,7 +297,7 @@ def test_empty_git_repository_has_no_root_commit(tmp_path: Path) -> None:
     repo = tmp_path / "empty-repo"
     repo.mkdir()
     git(repo, "init", "-q", home=tmp_path)
-    identity, _ = repository_identity(str(repo), include_worktrees=False)
+    identity, _ = repository_identity(str(repo), include_worktrees=False, key=KEY)
     assert identity.kind == "git"
     assert identity.root_commit is None
     assert identity.remote_digests == ()
@@ -440,6 +455,7 @@ def test_bad_arguments_exit_2(tmp_path: Path, overrides: dict[str, Any], detail_
     assert doc["error"]["code"] == "invalid_argument"
     assert detail_part in doc["error"]["detail"]
     assert not config.exists()
+    assert not (tmp_path / "digest.key").exists()  # a refused enable makes no key either
 
 
 def test_unreadable_config_is_left_alone(tmp_path: Path) -> None:
@@ -552,7 +568,8 @@ def test_worktrees_are_listed_and_bound_only_on_request(git_repo: tuple[Path, Pa
     assert entry.repository_identity.kind == "git"
     assert entry.repository_identity.root_commit == root_commit
     assert entry.repository_identity.worktrees == (str(worktree),)
-    assert entry.repository_identity.remote_digests == (remote_digest("github.com/acme/acme-api"),)
+    assert entry.repository_identity.remote_digests == (remote_digest("github.com/acme/acme-api", _key(env)),)
+    assert doc["scope"]["remote_digests"] == list(entry.repository_identity.remote_digests)
 
     code, doc, _ = cli(env, *enable_args(repo, extra=("--include-worktrees", "--replace")))
     assert code == 0
@@ -608,6 +625,28 @@ def test_status_with_a_scope_on_a_missing_database(tmp_path: Path) -> None:
     assert doc["freshness"] == "unknown"
     assert doc["scopes"][0]["freshness"] is None
     assert str(root) not in out.getvalue()
+
+
+def test_status_never_shows_an_unkeyed_remote_digest(tmp_path: Path) -> None:
+    """A config written before remote digests were keyed holds plain sha256 digests of remotes: status shows
+    none of them (a plain digest confirms a guessed remote); the keyed ones it shows."""
+    from tests.conftest import scope_entry, write_config
+
+    root = tmp_path / "project"
+    root.mkdir()
+    plain = "sha256:" + hashlib.sha256(b"github.com/acme/acme-api").hexdigest()
+    config = tmp_path / "c.json"
+    entry = scope_entry(AGENT, PROJECT, REPOSITORY, ["claude"], [str(root)])
+    write_config(config, [{**entry, "repository_identity": {"kind": "git", "remote_digests": [plain]}}])
+    keyed = load_key(config).of_text("github.com/acme/other")
+    out = io.StringIO()
+    assert status_command(db_path=tmp_path / "none.sqlite", config_path=config, fmt="json", out=out) == 0
+    assert json.loads(out.getvalue())["scopes"][0]["remote_digests"] == []
+    assert plain.split(":")[1] not in out.getvalue()
+    write_config(config, [{**entry, "repository_identity": {"kind": "git", "remote_digests": [plain, keyed]}}])
+    out = io.StringIO()
+    assert status_command(db_path=tmp_path / "none.sqlite", config_path=config, fmt="json", out=out) == 0
+    assert json.loads(out.getvalue())["scopes"][0]["remote_digests"] == [keyed]
 
 
 def test_status_on_an_unreadable_config_exits_1(tmp_path: Path) -> None:

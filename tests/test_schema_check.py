@@ -481,7 +481,7 @@ def test_cli_exit_codes_and_json_shape(built: dict[str, Path], current_copy: Pat
                     "schema_cookie", "differences", "problems", "problems_explained", "likely_renames", "tokenizer",
                     "templates", "skipped_templates", "skipped_evidence_types", "freshness_markers",
                     "snapshot_out", "error", "next_step"} <= set(document)
-            assert str(db) not in proc.stdout and document["db_digest"].startswith("sha256:")
+            assert str(db) not in proc.stdout
             assert (document["next_step"] is None) == (verdict == "exact")
             for difference in document["differences"]:
                 assert set(difference) == {"kind", "object", "detail", "additive"}
@@ -489,6 +489,28 @@ def test_cli_exit_codes_and_json_shape(built: dict[str, Path], current_copy: Pat
                 assert set(template) == {"template", "evidence_type", "runnable", "missing", "state"}
                 if verdict == "incompatible":  # the table agrees with the verdict: nothing runs
                     assert template["runnable"] is False and template["state"] == "not run: schema incompatible"
+
+
+def test_db_digest_is_keyed_with_the_install_key_and_null_without_one(built: dict[str, Path],
+                                                                      tmp_path: Path) -> None:
+    """Issue 12 item 7: the JSON form's ``db_digest`` is the path's HMAC under the install's key (an unkeyed
+    digest would confirm a guessed path); check-schema needs no config, and without a key it is null."""
+    from obelisk_session_evidence.digest import ensure_key
+
+    db = built["current"]
+    config = tmp_path / "cfg" / "config.json"
+    for tool in (False, True):
+        proc = run("--db", str(db), "--format", "json", "--config", str(config), tool=tool)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["db_digest"] is None
+    assert not config.parent.exists()  # check-schema makes no key
+    key = ensure_key(config)
+    for tool in (False, True):
+        for target in (db, tmp_path / "missing.sqlite"):  # the unreadable answer is keyed the same way
+            proc = run("--db", str(target), "--format", "json", "--config", str(config), tool=tool)
+            digest = json.loads(proc.stdout)["db_digest"]
+            assert digest == key.of_text(str(target)), proc.stdout
+            assert hashlib.sha256(str(target).encode()).hexdigest() not in proc.stdout
 
 
 def test_text_report_names_everything(built: dict[str, Path]) -> None:

@@ -7,8 +7,10 @@ an empty repository) degrades to less identity, never to an exception.
 
 Remote URLs are normalised to ``host/path`` (``git@github.com:acme/acme-api.git``,
 ``https://github.com/acme/acme-api`` and ``ssh://git@github.com/acme/acme-api.git`` all become
-``github.com/acme/acme-api``) and only their sha256 digests are kept: credentials embedded in a URL never
-reach the config, and neither does the URL itself.
+``github.com/acme/acme-api``) and only their keyed digests are kept (HMAC-SHA256 under the install's key,
+``provider/digest.py``): credentials embedded in a URL never reach the config, neither does the URL itself, and
+an unkeyed digest that would let anyone confirm a guessed remote ("is this agent working on acme/secret?")
+is never made.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import subprocess
 import urllib.parse
 from collections.abc import Mapping, Sequence
 
-from ..digest import bytes_digest
+from ..digest import DigestKey
 from .config import RepositoryIdentity
 
 __all__ = ["GIT_TIMEOUT_S", "normalize_remote", "remote_digest", "repository_identity"]
@@ -35,8 +37,9 @@ _SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(\[[^\]]+\]|[^:/\s]+):(?!//)(.*)$")
 _HEX40 = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
-def remote_digest(normalized: str) -> str:
-    return bytes_digest(normalized.encode("utf-8", "surrogateescape"))
+def remote_digest(normalized: str, key: DigestKey) -> str:
+    """The keyed digest of a normalised remote (``hmac-sha256:<hex>``)."""
+    return key.of_text(normalized)
 
 
 def _clean_path(path: str) -> str:
@@ -104,7 +107,7 @@ def _root_commit(root: str, env: Mapping[str, str]) -> str | None:
     return commits[0] if commits else None
 
 
-def _remote_digests(root: str, env: Mapping[str, str]) -> tuple[str, ...]:
+def _remote_digests(root: str, env: Mapping[str, str], key: DigestKey) -> tuple[str, ...]:
     out = _git(root, ["remote", "-v"], env)
     if out is None:
         return ()
@@ -116,7 +119,7 @@ def _remote_digests(root: str, env: Mapping[str, str]) -> tuple[str, ...]:
         url = fields[1].rsplit(" (", 1)[0]
         normalized = normalize_remote(url)
         if normalized:
-            digests.add(remote_digest(normalized))
+            digests.add(remote_digest(normalized, key))
     return tuple(sorted(digests))
 
 
@@ -146,9 +149,10 @@ def _worktrees(root: str, toplevel: str | None, env: Mapping[str, str]) -> tuple
     return tuple(dict.fromkeys(found))
 
 
-def repository_identity(root: str, *, include_worktrees: bool,
+def repository_identity(root: str, *, include_worktrees: bool, key: DigestKey,
                         env: Mapping[str, str] | None = None) -> tuple[RepositoryIdentity, list[str]]:
-    """The identity of the repository holding ``root`` and the worktree roots to bind.
+    """The identity of the repository holding ``root`` and the worktree roots to bind; remote digests are
+    keyed with ``key``.
 
     The identity lists every other worktree git knows of (absolute paths, the root itself excluded); the
     returned list holds the same paths when ``include_worktrees`` is set, else it is empty. Never raises.
@@ -162,7 +166,7 @@ def repository_identity(root: str, *, include_worktrees: bool,
     identity = RepositoryIdentity(
         kind="git",
         root_commit=_root_commit(root, git_env),
-        remote_digests=_remote_digests(root, git_env),
+        remote_digests=_remote_digests(root, git_env, key),
         worktrees=worktrees,
     )
     return identity, list(worktrees) if include_worktrees else []

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..digest import DigestKey, bytes_digest, load_key
+from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key
 from ..errors import ConfigInvalid
 from .config import (
     EnabledScope,
@@ -189,9 +189,10 @@ def _save(config_path: Path, config: ProviderConfig) -> None:
 
 
 def _digest_key(config_path: Path) -> DigestKey:
+    """The install's key, made beside the config on the first enable (``ensure_key``; never replaced)."""
     try:
-        return load_key(config_path)  # made by save_config beside the config on first enable
-    except ConfigInvalid:
+        return ensure_key(config_path)
+    except (OSError, ConfigInvalid):
         raise _Refused("config_write_failed", "the digest key beside the provider configuration could not be "
                        "created or read", EXIT_CONFIG) from None
 
@@ -201,8 +202,8 @@ def _utc_now() -> str:
 
 
 def scope_summary(scope: EnabledScope, key: DigestKey | None) -> dict[str, Any]:
-    """The public view of one enabled scope: ids, sources, stage, keyed root digests (none without the
-    install's key). No plain path."""
+    """The public view of one enabled scope: ids, sources, stage, keyed root and remote digests (no root
+    digest without the install's key). No plain path, no unkeyed digest."""
     identity = scope.repository_identity
     return {
         "agent_id": scope.agent_id,
@@ -215,15 +216,18 @@ def scope_summary(scope: EnabledScope, key: DigestKey | None) -> dict[str, Any]:
         "root_digests": [key.of_text(root) for root in scope.roots] if key else [],
         "repository_kind": identity.kind if identity else None,
         "root_commit": identity.root_commit if identity else None,
-        "remote_digests": list(identity.remote_digests) if identity else [],
+        # Keyed remote digests only: a config written before they were keyed holds plain sha256 digests,
+        # which would confirm a guessed remote; they are not shown (``enable --replace`` re-keys them).
+        "remote_digests": [d for d in identity.remote_digests if d.startswith(KEYED_PREFIX)] if identity else [],
         "worktrees_found": len(identity.worktrees) if identity else 0,
         "qualified": scope.qualification is not None and scope.qualification.passed,
     }
 
 
-def _build_scope(*, agent_id: str, project_id: str, repository_id: str, sources: Sequence[str],
-                 roots: Sequence[str], stage: int, include_worktrees: bool,
-                 qualification_report: str | None) -> tuple[EnabledScope, int]:
+def _draft_scope(*, agent_id: str, project_id: str, repository_id: str, sources: Sequence[str],
+                 roots: Sequence[str], stage: int, qualification_report: str | None) -> EnabledScope:
+    """The scope as the arguments give it, every argument checked; no repository identity yet (that needs the
+    install's digest key, which is made only once nothing refuses the enable)."""
     agent_id = _check_id("agent-id", agent_id)
     project_id = _check_id("project-id", project_id)
     repository_id = _check_id("repository-id", repository_id)
@@ -238,26 +242,35 @@ def _build_scope(*, agent_id: str, project_id: str, repository_id: str, sources:
     if qualification_report:
         qualification = _qualification(qualification_report, agent_id=agent_id, project_id=project_id,
                                        repository_id=repository_id, sources=clean_sources)
-    identities: list[RepositoryIdentity] = []
-    bound: list[str] = list(clean_roots)
-    for root in clean_roots:
-        identity, extra = repository_identity(root, include_worktrees=include_worktrees)
-        identities.append(identity)
-        bound.extend(extra)
-    all_roots = tuple(dict.fromkeys(normalize_root(r) for r in bound))
-    scope = EnabledScope(
+    return EnabledScope(
         agent_id=agent_id,
         project_id=project_id,
         repository_id=repository_id,
         sources=clean_sources,
-        roots=all_roots,
-        real_roots=tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
+        roots=clean_roots,
         stage=2 if stage == 2 else 1,
         enabled_at=_utc_now(),
-        repository_identity=_merge_identity(identities),
         qualification=qualification,
     )
-    return scope, len(all_roots) - len(clean_roots)
+
+
+def _bind_repositories(draft: EnabledScope, *, include_worktrees: bool,
+                       key: DigestKey) -> tuple[EnabledScope, int]:
+    """The scope with each root's repository identity (remote digests keyed with ``key``), the worktrees to
+    bind and every root's real path; and how many worktree roots were added."""
+    identities: list[RepositoryIdentity] = []
+    bound: list[str] = list(draft.roots)
+    for root in draft.roots:
+        identity, extra = repository_identity(root, include_worktrees=include_worktrees, key=key)
+        identities.append(identity)
+        bound.extend(extra)
+    all_roots = tuple(dict.fromkeys(normalize_root(r) for r in bound))
+    scope = draft.model_copy(update={
+        "roots": all_roots,
+        "real_roots": tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
+        "repository_identity": _merge_identity(identities),
+    })
+    return scope, len(all_roots) - len(draft.roots)
 
 
 def _source_check(db_path: Path | None, sources: Sequence[str], allow_unknown: bool) -> dict[str, Any]:
@@ -305,16 +318,17 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
     """Enable the (agent_id, project_id, repository_id) scope, or replace it with ``replace``. Returns the exit
     code."""
     try:
-        scope, worktrees_bound = _build_scope(
+        draft = _draft_scope(
             agent_id=agent_id, project_id=project_id, repository_id=repository_id, sources=sources,
-            roots=roots, stage=stage, include_worktrees=include_worktrees,
-            qualification_report=qualification_report)
-        checked = _source_check(db_path, scope.sources, allow_unknown_source)
+            roots=roots, stage=stage, qualification_report=qualification_report)
+        checked = _source_check(db_path, draft.sources, allow_unknown_source)
         config = _load(config_path)
+        _merged(config.scopes, draft, replace=replace)  # a duplicate is refused before anything is written
+        digest_key = _digest_key(config_path)  # made on the first enable; remote digests are keyed with it
+        scope, worktrees_bound = _bind_repositories(draft, include_worktrees=include_worktrees, key=digest_key)
         key = _key(scope)
         scopes, replaced = _merged(config.scopes, scope, replace=replace)
         _save(config_path, config.model_copy(update={"scopes": scopes}))
-        digest_key = _digest_key(config_path)
     except _Refused as err:
         return _fail(out, err)
     summary = scope_summary(scope, digest_key)

@@ -24,6 +24,12 @@ introspection once per schema. Exit codes of :func:`check_schema_command`: 0 exa
 1 degraded, 2 incompatible, unreadable or missing. The operator view shows the template table consistent with
 the verdict (nothing runs when incompatible), calls out likely renames, and ends every non-exact verdict with a
 next step; its JSON form names the database by a digest only (the text form, for the local operator, by path).
+
+That ``db_digest`` is keyed (HMAC-SHA256 under the install's key, ``provider/digest.py``) when the key exists
+beside the provider config; ``check-schema`` needs no config, and without a key ``db_digest`` is null: an
+unkeyed digest of the path would confirm a guessed path (a user name, a project directory). ``live_digest``
+stays a plain content digest: it must equal the pinned snapshots' digests on every install to say ``exact``,
+and it digests Obelisk's schema (table and column declarations), not anything a user wrote.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO
 
-from ..digest import bytes_digest
+from ..digest import DigestKey
 from ..errors import ProviderError
 from ..retrieval.templates import SCOPE_KIND, TEMPLATE_DIR, load_templates
 from .connection import Deadline, ReadSnapshot, read_index
@@ -430,10 +436,15 @@ UNREADABLE_STEP = ("check --db (or $OBELISK_DB) names the Obelisk database and t
                    "run check-schema again")
 
 
-def _failure(out: TextIO, fmt: str, *, db_path: Path, code: str, detail: str) -> int:
+def db_digest(db_path: Path, key: DigestKey | None) -> str | None:
+    """The JSON form's name for the database: its path's keyed digest, or None without the install's key."""
+    return key.of_text(str(db_path)) if key is not None else None
+
+
+def _failure(out: TextIO, fmt: str, *, db_path: Path, code: str, detail: str, key: DigestKey | None) -> int:
     if fmt == "json":
         out.write(json.dumps({"command": "check-schema", "verdict": "unreadable", "exit_code": 2,
-                              "db_digest": bytes_digest(str(db_path).encode()),
+                              "db_digest": db_digest(db_path, key),
                               "error": {"code": code, "detail": detail},
                               "next_step": UNREADABLE_STEP},
                              sort_keys=True, indent=2) + "\n")
@@ -452,13 +463,16 @@ def snapshot_for_export(verdict: SchemaVerdict, db_path: Path) -> dict[str, Any]
 
 
 def check_schema_command(*, db_path: Path, fmt: str, snapshot_out: str | None, out: TextIO,
-                         now_ms: float | None = None, deadline_ms: int = CHECK_DEADLINE_MS) -> int:
-    """The operator view. Exit 0 exact/compatible, 1 degraded, 2 incompatible or unreadable/missing."""
+                         key: DigestKey | None = None, now_ms: float | None = None,
+                         deadline_ms: int = CHECK_DEADLINE_MS) -> int:
+    """The operator view. Exit 0 exact/compatible, 1 degraded, 2 incompatible or unreadable/missing.
+
+    ``key``: the install's digest key, for the JSON form's ``db_digest`` (null without it)."""
     now = time.time() * 1000.0 if now_ms is None else now_ms
     try:
         load_snapshots(SNAPSHOT_DIR)  # a malformed pinned snapshot is reported as such, not as the DB's fault
     except SnapshotError as exc:
-        return _failure(out, fmt, db_path=db_path, code="snapshot_invalid", detail=str(exc))
+        return _failure(out, fmt, db_path=db_path, code="snapshot_invalid", detail=str(exc), key=key)
 
     def work(snap: ReadSnapshot) -> tuple[SchemaVerdict, dict[str, Any]]:
         verdict = schema_verdict(snap)
@@ -467,7 +481,7 @@ def check_schema_command(*, db_path: Path, fmt: str, snapshot_out: str | None, o
     try:
         (verdict, markers), open_mode = read_index(db_path, work, deadline=Deadline(deadline_ms))
     except ProviderError as exc:
-        return _failure(out, fmt, db_path=db_path, code=exc.code, detail=exc.detail)
+        return _failure(out, fmt, db_path=db_path, code=exc.code, detail=exc.detail, key=key)
     written = None
     if snapshot_out:
         try:
@@ -475,10 +489,10 @@ def check_schema_command(*, db_path: Path, fmt: str, snapshot_out: str | None, o
             written = snapshot_out
         except OSError as exc:
             return _failure(out, fmt, db_path=db_path, code="snapshot_out_unwritable",
-                            detail=f"cannot write the snapshot file ({type(exc).__name__})")
+                            detail=f"cannot write the snapshot file ({type(exc).__name__})", key=key)
     if fmt == "json":
         document = {"command": "check-schema", "exit_code": verdict.exit_code,
-                    "db_digest": bytes_digest(str(db_path).encode()),
+                    "db_digest": db_digest(db_path, key),
                     "open_mode": open_mode, **verdict.to_dict(), "freshness_markers": markers,
                     "snapshot_out": written, "error": None}
         out.write(json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
@@ -494,6 +508,7 @@ __all__ = [
     "Verdict",
     "check_schema_command",
     "clear_cache",
+    "db_digest",
     "read_markers",
     "render_text",
     "schema_verdict",
