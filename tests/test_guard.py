@@ -252,6 +252,9 @@ def test_hardening_is_in_force(db: Path) -> None:
         assert conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, -1) == 0
         assert conn.limit(apsw.SQLITE_LIMIT_SQL_LENGTH, -1) == 64 * 1024
         assert conn.readonly("main")
+        # Extension loading off (the C API and the SQL function): read back, since a load of a missing file
+        # fails whether loading is on or off.
+        assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, -1) == 0
         with pytest.raises(apsw.Error):
             conn.load_extension("/nonexistent/ext")
         # The pragmas, read back with the authorizer lifted (it denies reading them, as it denies setting them).
