@@ -167,6 +167,8 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
         shown = _window_text(row, terms, read, f"[{row.get('summary_kind') or 'summary'}] ")
     elif template_id == "summary.compactions":
         shown = _window_text(row, terms, read, "[compaction summary] ")
+    elif template_id == "decision.reasoning":
+        shown = _window_text(row, terms, read, "[reasoning] ")
     elif template_id == "summary.titles":
         shown = window_story("[session title] ", str(row.get("body") or ""), terms=terms, cut_start=False,
                              cut_end=False, pre=read.pre, budget=read.compose)

@@ -118,10 +118,13 @@ def marker_expression(words: Sequence[str], tokenizer: str) -> str:
 
 
 def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: str) -> str | None:
-    """``(term OR term …) AND (marker OR marker …)``, or None when no term can reach MATCH."""
+    """``(term OR term …) AND (marker OR marker …)`` (the terms alone when there are no marker words), or
+    None when no term can reach MATCH."""
     anyterm = terms.fts_any()
     if anyterm is None:
         return None
+    if not words:
+        return f"({anyterm})"
     return f"({anyterm}) AND ({marker_expression(words, tokenizer)})"
 
 
