@@ -160,6 +160,13 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                      substring_scan=any(t.id in _CUES for t in ran_templates(templates, ran)))
 
 
+def substring_scan_planned(templates: Sequence[Template], terms: PreparedTerms, roots: Roots) -> bool:
+    """Whether :func:`run_templates` will scan the scope's messages by substring: the request holds
+    unsegmented (CJK) terms and a substring plan is among the runnable templates."""
+    return bool(unsegmented(match_variants(terms.instr_terms, roots.spellings))) and any(
+        t.id in _CUES for t in templates)
+
+
 def ran_templates(templates: Sequence[Template], ran: Sequence[str]) -> list[Template]:
     return [t for t in templates if t.key in ran]
 
