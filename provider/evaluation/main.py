@@ -80,7 +80,8 @@ def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
 def main(argv: Sequence[str] | None = None, *, repo_root: Path | None = None) -> int:
     args = _parser().parse_args(argv)
     shared = args.shared or default_shared(repo_root or Path.cwd())
-    if (args.formats or not (args.corpus or args.heldout)) and not (shared / "real-obelisk-formats" / "facts.json").is_file():
+    wants_formats = args.formats or not (args.corpus or args.heldout)
+    if wants_formats and not (shared / "real-obelisk-formats" / "facts.json").is_file():
         print(f"evaluate: real-obelisk-formats not found under {shared}", file=sys.stderr)
         return 2
     thresholds = Thresholds(args.min_recall, args.max_false_items)
