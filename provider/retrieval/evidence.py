@@ -77,6 +77,11 @@ def _loads(value: str | None) -> Any:
         return None
 
 
+def _script(text: str) -> str:
+    """A shell script as typed: one line per non-blank line (a heredoc keeps its lines), spaces squashed."""
+    return "\n".join(_squash(line) for line in text.splitlines() if line.strip())
+
+
 def command_text(call_name: str | None, call_input: str | None) -> str:
     """The command or tool input a human would recognise: Bash command, Codex shell argv, or the tool."""
     name = call_name or "tool"
@@ -86,10 +91,10 @@ def command_text(call_name: str | None, call_input: str | None) -> str:
         if isinstance(command, list) and command:
             words = [str(w) for w in command]
             if len(words) >= 3 and words[0] in ("bash", "sh", "zsh") and words[1] in ("-lc", "-c"):
-                return _squash(words[2])
+                return _script(words[2])
             return _squash(" ".join(words))
         if isinstance(command, str):
-            return _squash(command)
+            return _script(command)
         for key in ("file_path", "path", "pattern", "description", "query", "url"):
             if isinstance(parsed.get(key), str):
                 return f"{name} {_squash(parsed[key])}"
