@@ -31,7 +31,7 @@ from .digest import DigestKey, load_key
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
-from .retrieval.engine import FETCH_CEILING, RunReport, run_templates
+from .retrieval.engine import FETCH_CEILING, RunReport, run_templates, substring_scan_planned
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
 
@@ -167,7 +167,8 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
     return any(t["name"] == table and any(c["name"] == column for c in t["columns"]) for t in live["tables"])
 
 
-def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None) -> _Read:
+def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None,
+          meta: dict[str, Any]) -> _Read:
     from .index.check_schema import schema_verdict
     from .retrieval.templates import TEMPLATE_DIR
 
@@ -197,6 +198,9 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
     scope = admitted.scope
     limits = admitted.limits
     roots = scope.bound_roots()  # real paths resolved once per request
+    if substring_scan_planned(templates, terms, roots):
+        # Said before the scan runs, so a request the deadline ends during the scan still discloses it.
+        meta["degradations"] = [*terms.degradations, "cjk_substring_match"]
     run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=roots,
                         since=since, terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
@@ -350,7 +354,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         unrevised = replace(admitted, request=admitted.request.model_copy(update={"revision": None}))
         if since == since_for(unrevised, config, now_s):
             degradations.append("revision_unresolved")  # the recency window was used instead
-    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir),
+    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir, ctx.meta),
                                   deadline=deadline, vfs=vfs)
     _remember_state(read.state_key, read.state)  # only now: the read was verified unchanged
     ctx.index_revision = read.state.revision

@@ -3,6 +3,9 @@
 * Common terms over every evidence type on a 200,000-message index (built once, cached under
   ``/tmp/ose-bench-cache`` keyed by size, seed and the builder's source digest) with ``deadline_ms`` 100:
   typed ``timeout`` and the wall time of ``answer()``, measured in-process, under deadline + 150 ms.
+* A CJK term no message holds, on the same index with every project in scope: the substring scan of all
+  200,000 messages (seconds unbounded) ends at ``deadline_ms`` 100 with a typed ``timeout`` that still
+  discloses ``cjk_substring_match``, under deadline + 150 ms.
 * A rollback-journal copy with an EXCLUSIVE lock held by another process: typed ``index_busy`` or
   ``timeout`` within the deadline, in-process and through the CLI; never a hang.
 """
@@ -125,6 +128,41 @@ def test_timeout_through_the_cli_is_typed(large_db: tuple[Path, dict[str, Any]],
     assert result.code == 3
     assert result.document()["error"]["code"] == "timeout"
     assert "Traceback" not in result.stderr
+
+
+#: A CJK term no message holds: under unicode61 FTS cannot find it inside a longer run, so the substring plans
+#: read every message of the scope (issue 11 item 8), the worst case of the scan.
+CJK_TERM = "编码错误"
+
+
+def test_cjk_substring_scan_of_every_message_ends_at_the_deadline_and_says_so(
+        large_db: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    db, manifest = large_db
+    everything = str(Path(manifest["projects"]["big"]["root"]).parent)  # every project: all 200,000 messages
+    entry = [scope_entry("claude-main", "acme", "acme-api", ["claude", "codex"], [everything])]
+    config = write_config(tmp_path / "c.json", entry, deadline_ms=DEADLINE_MS)
+    warm = write_config(tmp_path / "warm.json", entry, deadline_ms=60_000)
+    raw = json.dumps(make_request(query_terms=[CJK_TERM], evidence_types=["prior_failure", "decision"])).encode()
+    unbounded = answer(raw, db_path=db, config_path=warm).envelope  # also the warm-up
+    assert unbounded["outcome"] == "ok", unbounded["error"]
+    assert unbounded["result"]["items"] == []
+    assert "cjk_substring_match" in unbounded["provider_meta"]["degradations"]
+    unbounded_ms = unbounded["provider_meta"]["elapsed_ms"]
+    assert unbounded_ms > 1.5 * DEADLINE_MS, f"the scan must outlast the deadline to test it ({unbounded_ms} ms)"
+    walls: list[float] = []
+    for _ in range(3):
+        started = time.perf_counter()
+        response = answer(raw, db_path=db, config_path=config)
+        walls.append((time.perf_counter() - started) * 1000.0)
+        envelope = response.envelope
+        assert envelope["outcome"] == "failed" and envelope["error"]["code"] == "timeout", envelope["error"]
+        assert envelope["result"]["items"] == [] and response.exit_code == 3
+        # The scan the deadline ended is disclosed, as on an answer that completes.
+        assert "cjk_substring_match" in envelope["provider_meta"]["degradations"], envelope["provider_meta"]
+        assert CJK_TERM not in json.dumps(envelope["provider_meta"], ensure_ascii=False)
+    print(f"\nCJK-SUBSTRING-DEADLINE: messages_in_scope={manifest['counts']['messages']} "
+          f"deadline_ms={DEADLINE_MS} unbounded_ms={unbounded_ms} wall_ms={[round(w, 1) for w in walls]}")
+    assert max(walls) < DEADLINE_MS + OVERSHOOT_BOUND_MS, walls
 
 
 # --------------------------------------------------------------------------------------------------------

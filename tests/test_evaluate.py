@@ -23,7 +23,7 @@ from obelisk_session_evidence.evaluation import formats as formats_mod
 from obelisk_session_evidence.evaluation.report import Thresholds, figures, passed
 from obelisk_session_evidence.evaluation.runner import Outcome, _score, run_evalset
 from obelisk_session_evidence.evaluation.situation import EvalSet, Fact, ScopeSpec, Situation
-from obelisk_session_evidence.fixtures.corpus import Corpus, build_corpus
+from obelisk_session_evidence.fixtures.corpus import Corpus, build_corpus, build_heldout
 
 from tests.realobelisk import shared_dir
 
@@ -191,6 +191,34 @@ def test_corpus_evaluation_holds_scope_and_answers_every_request(corpus_outcomes
     print(json.dumps({k: fig[k] for k in ("recall", "false_items", "snippet_chars_per_answer", "latency_ms")}))
 
 
+# --- the held-out set ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def heldout(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    return build_heldout(tmp_path_factory.mktemp("eval") / "heldout")
+
+
+def test_heldout_set_is_sound_and_apart_from_the_corpus(heldout: Corpus, corpus: Corpus) -> None:
+    sits = heldout.evalset.situations
+    positives = [s for s in sits if not s.negative]
+    assert len(positives) >= 15 and {s.source for s in positives} == {"claude", "codex"}
+    assert any(s.negative for s in sits)
+    texts = _db_texts(heldout.evalset.db_path)
+    for sit in sits:
+        for fact in sit.facts:
+            assert heldout.evalset.sessions[fact.session_id] == (sit.source, sit.repository), sit.id
+            assert any(fact.phrase in t for t in texts.get(fact.session_id, [])), sit.id
+        if sit.negative:
+            in_scope = [sid for sid, sc in heldout.evalset.sessions.items() if sc == (sit.source, sit.repository)]
+            assert not any(term.casefold() in t.casefold() for term in sit.terms for sid in in_scope
+                           for t in texts.get(sid, [])), sit.id
+    # Written apart: no situation id or key phrase of the corpus is reused (a common command such as
+    # "npm run build" may be asked in both).
+    assert not {s.id for s in corpus.evalset.situations} & {s.id for s in sits}
+    assert not {f.phrase for s in corpus.evalset.situations for f in s.facts} & {f.phrase for s in sits
+                                                                                   for f in s.facts}
+
+
 # --- the scorer ---------------------------------------------------------------------------------------------
 
 def _sit(**kw: Any) -> Situation:
@@ -275,7 +303,8 @@ def test_tool_reports_figures_and_applies_thresholds(tmp_path: Path, corpus: Cor
     doc = json.loads(out.read_text(encoding="utf-8"))
     fig = doc["sets"][0]
     assert fig["evalset"] == "evaluation-corpus" and fig["scope_violations"] == 0
-    for key in ("recall_by_evidence_type", "recall_by_agent", "snippet_chars_per_answer", "latency_ms"):
+    for key in ("recall_by_evidence_type", "recall_by_agent", "snippet_chars_per_answer", "latency_ms",
+                "snippet_chars_per_item", "snippet_chars_per_answer_5_to_8_items"):
         assert key in fig
     assert "recall of required facts" in done.stdout
     phrases = {f.phrase for s in corpus.evalset.situations for f in s.facts}
@@ -305,6 +334,15 @@ def test_recall_gate_on_reworded_cues(seed: int, tmp_path: Path) -> None:
     fig = figures(f"corpus seed {seed}", run_evalset(build_corpus(tmp_path / "c", seed=seed).evalset))
     assert fig["recall"] >= 0.95, fig["missed"]
     assert fig["false_items"] == 0, fig["false_item_situations"]
+
+
+@pytest.mark.recall_gate
+@gate
+def test_recall_gate_on_the_heldout_set(heldout: Corpus) -> None:
+    fig = figures("held-out", run_evalset(heldout.evalset))
+    assert fig["recall"] >= 0.95, fig["missed"]
+    assert fig["false_items"] == 0, fig["false_item_situations"]
+    assert fig["scope_violations"] == 0
 
 
 @pytest.mark.recall_gate

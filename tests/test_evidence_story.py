@@ -19,6 +19,7 @@ NEXT = "[what happened next] "
 def _claude_fixed(t: ClaudeTranscript, repo: Path) -> None:
     t.say("I said the root cause was unclear before anything failed.")  # before the failure: not a resolution
     t.user("Run the sync tests.")
+    t.think("A single mkthinkgrep pass over tests/ is enough here; no need for the full suite.")
     t.bash("pytest -q tests/test_sync.py", "Run pytest", "E   SyncCursorError: cursor moved backwards\n1 failed",
            exit_code=1)
     t.say("Root cause: the cursor is read before the lock is taken. I moved the read under the lock.")
@@ -58,13 +59,26 @@ def _codex_supplied(x: CodexTranscript, repo: Path) -> None:
 
 def _codex_quiet(x: CodexTranscript, repo: Path) -> None:
     x.user("Fixed the root cause already, I added the npm publish token.")  # no failure in this session
+    x.reason("A read-only mkreviewer subagent is enough; it only needs grep and the test runner.")
     x.shell("git status", "clean")
+
+
+def _claude_first_person_fix(t: ClaudeTranscript, repo: Path) -> None:
+    t.bash("pytest -q tests/test_slots.py", "Run pytest", "E   IntegrityError: duplicate key mkslotkey\n1 failed",
+           exit_code=1)
+    t.say("The retry runs the insert twice. I made the insert idempotent with ON CONFLICT DO NOTHING.")
+
+
+def _codex_zh_decision(x: CodexTranscript, repo: Path) -> None:
+    x.user("要不要现在升级 mkframework 19？")
+    x.say("决定暂时不升级 mkframework 19，因为表格组件还不支持。")
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> EvidenceHome:
-    return build_home(tmp_path_factory.mktemp("story"), claude=[_claude_fixed, _claude_story],
-                      codex=[_codex_publish, _codex_quiet, _codex_supplied])
+    return build_home(tmp_path_factory.mktemp("story"), claude=[_claude_fixed, _claude_story,
+                                                                 _claude_first_person_fix],
+                      codex=[_codex_publish, _codex_quiet, _codex_supplied, _codex_zh_decision])
 
 
 # --- item 6: what happened next --------------------------------------------------------------------------
@@ -102,6 +116,30 @@ def test_resolution_cues_are_read_in_chinese_and_japanese(home: EvidenceHome) ->
     assert any(s.startswith(NEXT) and "问题原因是令牌缺少写入权限" in s for s in codex), codex
     claude = [i["snippet"] for i in home.items("claude", ["deploy-check"], ["prior_failure"])]
     assert claude[1] == NEXT + "[user] 権限を付与しました。もう一度お願いします。", claude
+
+
+@pytest.mark.parametrize(("source", "term", "note"), [
+    ("claude", "mkthinkgrep", "[reasoning] A single mkthinkgrep pass over tests/ is enough here"),
+    ("codex", "mkreviewer subagent", "[reasoning] A read-only mkreviewer subagent is enough"),
+])
+def test_the_agents_reasoning_note_is_decision_evidence_without_a_decision_word(
+        home: EvidenceHome, source: str, term: str, note: str) -> None:
+    # A Claude thinking block and a Codex agent_reasoning event are the agent's rationale; they name no
+    # decision word ("decided", "instead", ...), so only the reasoning template finds them.
+    items = home.items(source, [term], ["decision"])
+    assert [i["snippet"][:len(note)] for i in items] == [note], items
+
+
+def test_the_agent_telling_its_change_in_the_first_person_is_what_happened_next(home: EvidenceHome) -> None:
+    snippets = [i["snippet"] for i in home.items("claude", ["mkslotkey"], ["prior_failure"])]
+    assert snippets[1:] == [NEXT + "The retry runs the insert twice. I made the insert idempotent with ON "
+                                   "CONFLICT DO NOTHING."], snippets
+
+
+def test_a_decision_told_in_chinese_is_found_by_an_ascii_term(home: EvidenceHome) -> None:
+    # "mkframework 19" is ASCII, so no substring plan runs; the Chinese cue opening a run reaches FTS.
+    snippets = [i["snippet"] for i in home.items("codex", ["mkframework 19"], ["decision"])]
+    assert snippets == ["决定暂时不升级 mkframework 19，因为表格组件还不支持。"], snippets
 
 
 def test_decisions_come_from_the_user_too(home: EvidenceHome) -> None:

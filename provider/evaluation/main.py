@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evaluate", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--corpus", action="store_true", help="evaluate the built evaluation corpus")
     parser.add_argument("--formats", action="store_true", help="evaluate shared/real-obelisk-formats")
+    parser.add_argument("--heldout", action="store_true",
+                        help="evaluate the held-out set (sessions written after tuning, never tuned to)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the figures as JSON")
     parser.add_argument("--min-recall", type=float, default=0.95)
     parser.add_argument("--max-false-items", type=int, default=0)
@@ -53,7 +55,7 @@ def default_shared(repo_root: Path) -> Path:
 
 
 def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
-    both = not (args.corpus or args.formats)
+    both = not (args.corpus or args.formats or args.heldout)
     sets: list[EvalSet] = []
     if args.corpus or both:
         from ..fixtures.corpus import build_corpus
@@ -64,6 +66,10 @@ def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
             if seed != REFERENCE_SEED:
                 evalset.name = f"{evalset.name} (seed {seed})"
             sets.append(evalset)
+    if args.heldout:
+        from ..fixtures.corpus import build_heldout
+
+        sets.append(build_heldout(work / "heldout").evalset)
     if args.formats or both:
         from .formats import formats_evalset
 
@@ -74,7 +80,8 @@ def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
 def main(argv: Sequence[str] | None = None, *, repo_root: Path | None = None) -> int:
     args = _parser().parse_args(argv)
     shared = args.shared or default_shared(repo_root or Path.cwd())
-    if (args.formats or not args.corpus) and not (shared / "real-obelisk-formats" / "facts.json").is_file():
+    wants_formats = args.formats or not (args.corpus or args.heldout)
+    if wants_formats and not (shared / "real-obelisk-formats" / "facts.json").is_file():
         print(f"evaluate: real-obelisk-formats not found under {shared}", file=sys.stderr)
         return 2
     thresholds = Thresholds(args.min_recall, args.max_false_items)

@@ -1,8 +1,9 @@
 """Figures from scored situations, the printed table and the pass/fail verdict.
 
 Recall of required facts (overall, per evidence type, per agent, per fact kind; per situation class in the
-JSON), false items on negative situations, characters per answer (snippet characters; median, p95, max; and
-the whole result JSON), latency (median, p95) and scope violations.
+JSON), false items on negative situations, characters per answer (snippet characters; median, p95, max; the
+same over the answers of 5 to 8 items, the size the issue's 1-3 k goal is for; per item; and the whole
+result JSON), latency (median, p95) and scope violations.
 """
 
 from __future__ import annotations
@@ -64,6 +65,11 @@ def figures(name: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "scope_violations": sum(o.scope_violations for o in outcomes),
         "not_ok_outcomes": sum(1 for o in outcomes if o.outcome != "ok"),
         "snippet_chars_per_answer": _spread([o.snippet_chars for o in answered]),
+        "snippet_chars_per_item": _spread([c for o in answered for c in o.item_chars]),
+        # The size the issue aims at (1-3 k) is for the usual 5-8 item answer: those answers alone.
+        "snippet_chars_per_answer_5_to_8_items": {
+            **_spread([o.snippet_chars for o in answered if 5 <= o.items <= 8]),
+            "answers": sum(1 for o in answered if 5 <= o.items <= 8)},
         "result_json_chars_per_answer": _spread([o.result_chars for o in answered]),
         "items_per_answer": _spread([o.items for o in answered]),
         "latency_ms": {k: round(v, 1) for k, v in _spread([o.latency_ms for o in outcomes]).items()},
@@ -90,11 +96,17 @@ def table(fig: dict[str, Any]) -> str:
             lines.append(f"| recall, {title} `{group}` | {row['found']}/{row['required']} = {row['recall']:.3f} |")
     chars, json_chars, lat = (fig["snippet_chars_per_answer"], fig["result_json_chars_per_answer"],
                               fig["latency_ms"])
+    big, item = fig["snippet_chars_per_answer_5_to_8_items"], fig["snippet_chars_per_item"]
     lines += [
         f"| false items on negative situations | {fig['false_items']} "
         f"(in {fig['negatives_with_false_items']} situations) |",
         f"| snippet chars per answer (median / p95 / max) | {chars['median']:.0f} / {chars['p95']:.0f} / "
         f"{chars['max']:.0f} |",
+        f"| snippet chars per answer of 5-8 items (median / p95 / max; answers) | "
+        + (f"{big['median']:.0f} / {big['p95']:.0f} / {big['max']:.0f}" if big["answers"] else "none")
+        + f"; {big['answers']} |",
+        f"| snippet chars per item (median / p95 / max) | {item['median']:.0f} / {item['p95']:.0f} / "
+        f"{item['max']:.0f} |",
         f"| result JSON chars per answer (median / p95 / max) | {json_chars['median']:.0f} / "
         f"{json_chars['p95']:.0f} / {json_chars['max']:.0f} |",
         f"| items per answer (median / max) | {fig['items_per_answer']['median']:.0f} / "

@@ -47,6 +47,7 @@ class Outcome:
     result_chars: int
     latency_ms: float
     missing: list[Fact] = field(default_factory=list)
+    item_chars: list[int] = field(default_factory=list)  # snippet characters of each item
 
 
 def _norm(text: str) -> str:
@@ -91,6 +92,7 @@ def _score(sit: Situation, evalset: EvalSet, envelope: dict[str, Any], latency_m
         snippet_chars=sum(len(str(i.get("snippet", ""))) for i in items),
         result_chars=len(json.dumps(result, ensure_ascii=False)) if result else 0, latency_ms=latency_ms,
         missing=[f for f, ok in zip(sit.facts, found, strict=True) if not ok],
+        item_chars=[len(str(i.get("snippet", ""))) for i in items],
     )
 
 

@@ -40,6 +40,14 @@ _FTS_WORDS: Mapping[str, Sequence[str]] = {
     "prior_failure.narration": FAILURE_WORDS,
     "decision.messages": DECISION_WORDS,
 }
+#: The Chinese and Japanese cue words, added to the FTS marker words under a word tokenizer (unicode61): a CJK
+#: run is one token there, so the prefix form finds a cue that opens a run (after punctuation, a space or
+#: ASCII text: "…React 19 因为表格组件…"), which lets an ASCII term find a decision or failure told in
+#: Chinese or Japanese. A cue inside a run is found only by the substring plans (CJK terms).
+_CJK_FTS_WORDS: Mapping[str, Sequence[str]] = {
+    "prior_failure.narration": unsegmented(FAILURE_CUES),
+    "decision.messages": unsegmented(DECISION_CUES),
+}
 #: Cue words of the substring plans (``:cues``), which run only when the request holds unsegmented terms.
 _CUES: Mapping[str, Sequence[str]] = {
     "prior_failure.narration.substring": FAILURE_CUES,
@@ -143,7 +151,10 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
             values["terms"] = json.dumps(list(substring_terms))
             values["cues"] = json.dumps(list(_CUES.get(template.id, ())))
         if "fts" in template.params:
-            expression = combined_expression(terms, _FTS_WORDS.get(template.id, ()), tokenizer)
+            words = [*_FTS_WORDS.get(template.id, ())]
+            if tokenizer != "trigram":
+                words += _CJK_FTS_WORDS.get(template.id, ())
+            expression = combined_expression(terms, words, tokenizer)
             if expression is None:
                 skipped.append(template.key)
                 continue
@@ -158,6 +169,13 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
             hits.append(hit)
     return RunReport(tuple(hits), tuple(ran), tuple(skipped), ceiling, window_chars,
                      substring_scan=any(t.id in _CUES for t in ran_templates(templates, ran)))
+
+
+def substring_scan_planned(templates: Sequence[Template], terms: PreparedTerms, roots: Roots) -> bool:
+    """Whether :func:`run_templates` will scan the scope's messages by substring: the request holds
+    unsegmented (CJK) terms and a substring plan is among the runnable templates."""
+    return bool(unsegmented(match_variants(terms.instr_terms, roots.spellings))) and any(
+        t.id in _CUES for t in templates)
 
 
 def ran_templates(templates: Sequence[Template], ran: Sequence[str]) -> list[Template]:

@@ -77,6 +77,11 @@ def _loads(value: str | None) -> Any:
         return None
 
 
+def _script(text: str) -> str:
+    """A shell script as typed: one line per non-blank line (a heredoc keeps its lines), spaces squashed."""
+    return "\n".join(_squash(line) for line in text.splitlines() if line.strip())
+
+
 def command_text(call_name: str | None, call_input: str | None) -> str:
     """The command or tool input a human would recognise: Bash command, Codex shell argv, or the tool."""
     name = call_name or "tool"
@@ -86,10 +91,10 @@ def command_text(call_name: str | None, call_input: str | None) -> str:
         if isinstance(command, list) and command:
             words = [str(w) for w in command]
             if len(words) >= 3 and words[0] in ("bash", "sh", "zsh") and words[1] in ("-lc", "-c"):
-                return _squash(words[2])
+                return _script(words[2])
             return _squash(" ".join(words))
         if isinstance(command, str):
-            return _squash(command)
+            return _script(command)
         for key in ("file_path", "path", "pattern", "description", "query", "url"):
             if isinstance(parsed.get(key), str):
                 return f"{name} {_squash(parsed[key])}"
@@ -167,6 +172,8 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
         shown = _window_text(row, terms, read, f"[{row.get('summary_kind') or 'summary'}] ")
     elif template_id == "summary.compactions":
         shown = _window_text(row, terms, read, "[compaction summary] ")
+    elif template_id == "decision.reasoning":
+        shown = _window_text(row, terms, read, "[reasoning] ")
     elif template_id == "summary.titles":
         shown = window_story("[session title] ", str(row.get("body") or ""), terms=terms, cut_start=False,
                              cut_end=False, pre=read.pre, budget=read.compose)

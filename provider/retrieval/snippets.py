@@ -162,34 +162,63 @@ def _pick_lines(lines: Sequence[str], terms: Sequence[str], failed: bool) -> lis
     return seen + rest
 
 
-def _display(line: str) -> str:
-    """A line as shown: banner padding (``==== x ====``, ``____ x ____``) removed, long lines cut."""
+def _display(line: str, terms: Sequence[str] = (), limit: int = LINE_MAX) -> str:
+    """A line as shown: banner padding (``==== x ====``, ``____ x ____``) removed, long lines cut. A long line
+    that names a term past the cut is shown around the term instead (``… words term words …``)."""
     text = line.strip()
-    unpadded = text.strip("=_ ")
-    return cut_at_token(unpadded or text, LINE_MAX)
+    text = text.strip("=_ ") or text
+    if len(text) <= limit:
+        return text
+    lowered = text.lower()
+    hit = _term_hit(lowered, [t.lower() for t in terms])
+    if hit < 0 or hit + len(ELLIPSIS) + 24 < limit * 2 // 3:
+        return cut_at_token(text, limit)
+    start = hit - limit // 3
+    space = text.rfind(" ", 0, max(0, start))
+    start = space + 1 if space > 0 else max(0, start)
+    return ELLIPSIS + " " + cut_at_token(text[start:], limit - len(ELLIPSIS) - 1)
 
 
-def _render(lines: Sequence[str], picks: Sequence[int], header: str, budget: int) -> str:
+def _render(lines: Sequence[str], picks: Sequence[int], header: str, budget: int,
+            terms: Sequence[str] = ()) -> str:
     chosen: list[int] = []
-    used = len(header)
+    used = len(header) + 2  # and a trailing "\n…"
     for index in picks:
-        line = _display(lines[index])
+        line = _display(lines[index], terms)
         cost = len(line) + 3  # newline plus a possible elision line
         if used + cost > budget:
             continue
         chosen.append(index)
         used += cost
-    out = [header]
+    out = [header] if header else []
     previous: int | None = None
     for index in sorted(chosen):
         skipped = lines[previous + 1:index] if previous is not None else lines[:index]
         if any(ln.strip() for ln in skipped):
             out.append(ELLIPSIS)
-        out.append(_display(lines[index]))
+        out.append(_display(lines[index], terms))
         previous = index
     if previous is not None and any(ln.strip() for ln in lines[previous + 1:]):
         out.append(ELLIPSIS)
     return "\n".join(out)
+
+
+def _command_block(label: str, command: str, terms: Sequence[str], budget: int) -> str:
+    """``[label] command``; a command of several lines (a ``bash -lc`` script, a heredoc) keeps its lines,
+    indented: the last (what runs after a heredoc) and those naming a term are kept first, elisions are
+    marked ``…``."""
+    lines = [squash(ln) for ln in command.split("\n") if ln.strip()] or [""]
+    first = f"[{label}] " + cut_at_token(lines[0], COMMAND_MAX)
+    if len(lines) == 1:
+        return first
+    wanted = [loose(t) for t in terms if t]
+    rest = lines[1:]
+    kwic = [i for i, ln in enumerate(rest) if any(t in loose(ln) for t in wanted)]
+    picks = [len(rest) - 1, *kwic, *range(len(rest))]
+    order = list(dict.fromkeys(picks))
+    shown = _render(rest, order, "", max(0, budget - len(first) - 2 * len(rest)), terms)
+    # The command's further lines are indented, so they read apart from the output after them.
+    return first + "".join("\n  " + ln for ln in shown.split("\n")) if shown else first + " " + ELLIPSIS
 
 
 def tool_story(command: str, outcome: Outcome, tail: str, *, head_cut: bool, terms: Sequence[str],
@@ -201,50 +230,73 @@ def tool_story(command: str, outcome: Outcome, tail: str, *, head_cut: bool, ter
     if tail:
         tail_text = drop_cut_edge(_redacted(tail, shown.redactions), at_start=True, at_end=False)
         lines = [*lines, ELLIPSIS, *tail_text.split("\n")]
-    header = f"[{outcome.label}] " + cut_at_token(squash(_redacted(command, shown.redactions)), COMMAND_MAX)
+    # The command may use up to a third of the budget (a script, a heredoc); the output has the rest.
+    header = _command_block(outcome.label, _redacted(command, shown.redactions), terms, max(COMMAND_MAX, budget // 3))
     picks = _pick_lines(lines, terms, outcome.failed)
-    shown.text = _render(lines, [i for i in picks if lines[i] != ELLIPSIS], header, budget)
+    shown.text = _render(lines, [i for i in picks if lines[i] != ELLIPSIS], header, budget, terms)
     return shown
 
 
 # --- file edits ------------------------------------------------------------------------------------------
 
 
-def _edit_lines(edit: FileEdit, terms: Sequence[str]) -> list[str]:
+def _edit_lines(edit: FileEdit, terms: Sequence[str]) -> tuple[list[str], list[tuple[int, str]]]:
+    """The head lines of one edit (operation, path, ``@@`` symbol, move) and its body lines, each with its
+    priority (0 first: lines naming a term, then the first removed and added lines; 1: the rest)."""
     head = f"{edit.op} {edit.path}"
     if edit.symbols:
         head += " @@ " + edit.symbols[0]
-    body: list[str] = [f"*** Move to: {edit.moved_to}"] if edit.moved_to else []
+    heads = [head, *([f"*** Move to: {edit.moved_to}"] if edit.moved_to else [])]
     removed = [ln for ln in edit.removed if ln.strip()]
     added = [ln for ln in edit.added if ln.strip()]
     if edit.op == "edit" and len(removed) == 1 and len(added) == 1:
-        body.append(f"{removed[0].strip()} → {added[0].strip()}")
-    else:
-        # Lines naming a term first, then the rest in order: removed before added.
-        def ranked(lines: list[str], mark: str) -> list[str]:
-            hit = [ln for ln in lines if any(t in ln.lower() for t in terms if t)]
-            return [f"{mark} {ln.strip()}" for ln in hit + [ln for ln in lines if ln not in hit]]
-        body.extend(ranked(removed, "-")[:4])
-        body.extend(ranked(added, "+")[:6])
-    return [head, *body]
+        return heads, [(0, f"{removed[0].strip()} → {added[0].strip()}")]
+
+    def marked(lines: list[str], mark: str, first: int) -> list[tuple[int, str]]:
+        return [(0 if n < first or any(t in ln.lower() for t in terms if t) else 1, f"{mark} {ln.strip()}")
+                for n, ln in enumerate(lines)]
+    # Removed lines before added ones, in their order.
+    return heads, marked(removed, "-", 4) + marked(added, "+", 6)
 
 
 def edit_story(label: str, edits: Sequence[FileEdit], *, terms: Sequence[str], budget: int) -> Shown:
-    """``[label]`` and, per file, the operation, path and the substance of the change."""
+    """``[label]`` and, per file, the operation, path and the substance of the change: every edit's head and
+    its first changed lines (and those naming a term) first, then further changed lines while the budget
+    lasts. Lines keep their order; a gap is marked ``…``."""
     shown = Shown("")
     out = [f"[{label}]"]
-    used = len(out[0])
+    used = len(out[0]) + 2  # and a final "\n…" when edits are left out
+    planned: list[tuple[list[str], list[tuple[int, str]], set[int]]] = []
     for edit in edits:
-        for number, raw in enumerate(_edit_lines(edit, terms)):
-            line = cut_at_token(_redacted(raw, shown.redactions), LINE_MAX)
-            if used + len(line) + 1 > budget:
-                if number == 0:
-                    break
+        heads, body = _edit_lines(edit, terms)
+        heads = [cut_at_token(_redacted(h, shown.redactions), LINE_MAX) for h in heads]
+        body = [(rank, cut_at_token(_redacted(ln, shown.redactions), LINE_MAX)) for rank, ln in body]
+        cost = sum(len(h) + 1 for h in heads) + (2 if body else 0)  # a trailing "\n…" after its lines
+        if used + cost > budget:
+            break
+        used += cost
+        planned.append((heads, body, set()))
+    for wanted_rank in (0, 1):
+        for _, body, chosen in planned:
+            for index, (rank, line) in enumerate(body):
+                if rank != wanted_rank:
+                    continue
+                cost = len(line) + 3  # newline plus a possible elision line
+                if used + cost <= budget:
+                    chosen.add(index)
+                    used += cost
+    for heads, body, chosen in planned:
+        out.extend(heads)
+        previous = -1
+        for index in sorted(chosen):
+            if index != previous + 1:
                 out.append(ELLIPSIS)
-                used += 2
-                break
-            out.append(line)
-            used += len(line) + 1
+            out.append(body[index][1])
+            previous = index
+        if body and previous != len(body) - 1:
+            out.append(ELLIPSIS)
+    if len(planned) < len(edits):
+        out.append(ELLIPSIS)
     shown.text = "\n".join(out)
     return shown
 

@@ -118,10 +118,13 @@ def marker_expression(words: Sequence[str], tokenizer: str) -> str:
 
 
 def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: str) -> str | None:
-    """``(term OR term …) AND (marker OR marker …)``, or None when no term can reach MATCH."""
+    """``(term OR term …) AND (marker OR marker …)`` (the terms alone when there are no marker words), or
+    None when no term can reach MATCH."""
     anyterm = terms.fts_any()
     if anyterm is None:
         return None
+    if not words:
+        return f"({anyterm})"
     return f"({anyterm}) AND ({marker_expression(words, tokenizer)})"
 
 
@@ -195,6 +198,9 @@ RESOLUTION_CUES = (
     "credentials are", "here is the", "here's the", "found it", "the bug", "because", "caused by", "due to",
     "comes from", "the reason", "which is why", "solved", "fixes it", "fixed it", "the culprit", "i now",
     "happened because", "installed", "upgraded", "granted", "i gave", "i've given", "you can retry",
+    # the agent telling the change it made after the failure, in the first person
+    "i made ", "i changed ", "i updated ", "i replaced ", "i moved ", "i removed ", "i rewrote ", "i wrapped ",
+    "i've made ", "i've changed ", "i've updated ", "i've replaced ", "i have changed ", "i have updated ",
     "根本原因", "原因是", "原因", "修复", "已修复", "解决", "改成", "改为", "已经正常", "我已", "已添加", "已授予",
     "原因は", "修正しました", "直しました", "解決", "追加しました", "切り替え", "付与しました", "設定しました",
     "因为", "是由于", "导致", "已经", "好了", "ため", "せいで", "しました",

@@ -1,0 +1,47 @@
+-- id: decision.reasoning
+-- version: 1
+-- evidence_type: decision
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.content_type messages.text messages_fts.text
+-- params: sources roots since scope_ids fts terms pre window limit
+-- The agent's own reasoning notes (Codex agent_reasoning and Claude thinking blocks, stored as assistant
+-- messages of content_type 'thinking') that mention a query term: the agent's rationale for what it chose,
+-- which seldom uses the decision words decision.messages pairs the terms with (the :fts expression holds
+-- the query terms only).
+WITH scope_sessions AS (
+  SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
+         s.git_branch AS git_branch
+  FROM sessions AS s
+  WHERE COALESCE(s.source, 'claude') IN (SELECT value FROM json_each(:sources))
+    AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
+                WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND s.id IN (SELECT value FROM json_each(:scope_ids))
+)
+SELECT m.session_id AS session_id,
+       ss.source AS session_source,
+       ss.project_path AS session_path,
+       m.cwd AS msg_cwd,
+       m.session_id AS msg_session_id,
+       m.uuid AS message_ref,
+       m.timestamp AS observed_at,
+       ss.git_branch AS git_branch,
+       COALESCE(m.is_sidechain, 0) AS sidechain,
+       max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
+                         WHERE instr(lower(m.text), t.value) > 0), 1) - :pre) AS window_start,
+       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
+                                        WHERE instr(lower(m.text), t.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(m.text), t.value) > 0) AS score,
+       bm25(messages_fts) AS rank
+FROM messages_fts
+JOIN messages AS m ON m.rowid = messages_fts.rowid
+JOIN scope_sessions AS ss ON ss.id = m.session_id
+WHERE messages_fts MATCH :fts
+  AND +messages_fts.rowid IN (SELECT m2.rowid FROM messages AS m2
+                               WHERE m2.session_id IN (SELECT id FROM scope_sessions))
+  AND m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.visibility, 'visible') = 'visible'
+  AND COALESCE(m.is_meta, 0) = 0
+  AND m.role = 'assistant'
+  AND m.content_type = 'thinking'
+ORDER BY score DESC, rank, m.timestamp DESC, m.uuid
+LIMIT :limit
