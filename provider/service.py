@@ -163,7 +163,7 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
 
 
 def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None) -> _Read:
-    from .index.check_schema import schema_verdict
+    from .index.schema_verdict import schema_verdict
     from .retrieval.templates import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
