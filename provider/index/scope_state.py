@@ -1,0 +1,139 @@
+"""What a request reads about its scope inside its snapshot, beside the evidence: the scope set, the
+``index_state`` rows of given transcript files, the marker rows, the transcript homes and the index revision.
+
+Every statement here is proportional to the scope (or constant), never to the whole index: ``index_state``
+is read by its primary key (``jsonl_path``), one batch per call; markers are one primary-key range; the
+homes come from a bounded skip-scan of that key; the revision from ``max(rowid)`` lookups and the markers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..bounding.receipt import digest
+from ..retrieval.engine import SCOPE_SESSION_CEILING
+from ..retrieval.engine import _roots_json as roots_param
+from ..retrieval.templates import Template
+from .connection import FileIdentity, ReadSnapshot
+from .revision import CURSOR_READ_CHARS, IndexRow
+
+#: Homes looked for at most (each step of the skip-scan is one primary-key seek).
+MAX_HOME_STEPS: Final = 64
+#: Marker rows read at most.
+MAX_MARKERS: Final = 200
+#: Marker rows that say nothing about the index's content (a live daemon's pulse): not part of the revision.
+_VOLATILE_MARKERS: Final = frozenset({"__app_heartbeat__"})
+_HOME_MARKERS: Final = ("/.claude/", "/.codex/", "/.kimi-code/", "/.pi/")
+_TOP: Final = "\U0010ffff"
+
+
+@dataclass(frozen=True)
+class ScopeSet:
+    """The sessions in scope, computed once per request by the scope template."""
+
+    ids: frozenset[str]
+    files: tuple[tuple[str, str], ...]  # (transcript path, source) of the sessions in scope (private)
+    ceiling_reached: bool
+
+
+def read_scope_set(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Sequence[str],
+                   since: str) -> ScopeSet:
+    """Run the scope template once: the ids, the transcript files and whether the ceiling was reached."""
+    values: dict[str, Any] = {"sources": json.dumps(list(sources)), "roots": roots_param(roots),
+                              "since": since, "limit": SCOPE_SESSION_CEILING}
+    rows = snap.rows(scope.sql, {name: values[name] for name in scope.params})
+    ids: set[str] = set()
+    files: list[tuple[str, str]] = []
+    for row in rows:
+        ids.add(str(row[0]))
+        if len(row) >= 3 and isinstance(row[2], str) and row[2]:
+            files.append((row[2], str(row[1])))
+    return ScopeSet(frozenset(ids), tuple(files), len(rows) >= SCOPE_SESSION_CEILING)
+
+
+def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool) -> dict[str, IndexRow]:
+    """The ``index_state`` rows of exactly these paths (primary-key lookups), by path."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return {}
+    cursor = "substr(cursor, 1, :n)" if has_cursor else "NULL"
+    sql = (f"SELECT jsonl_path, mtime, lines_processed, {cursor} FROM index_state "  # noqa: S608 - fixed text
+           "WHERE jsonl_path IN (SELECT value FROM json_each(:paths))")
+    params: dict[str, Any] = {"paths": json.dumps(wanted)}
+    if has_cursor:
+        params["n"] = CURSOR_READ_CHARS
+    out: dict[str, IndexRow] = {}
+    for path, mtime, lines, cur in snap.rows(sql, params):
+        out[str(path)] = (str(path), _num(mtime), _int(lines), cur if isinstance(cur, str) else None)
+    return out
+
+
+def has_rows_under(snap: ReadSnapshot, prefix: str) -> bool:
+    """Whether ``index_state`` holds any path starting with ``prefix`` (one primary-key range probe)."""
+    if not prefix:
+        return False
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    return snap.one("SELECT 1 FROM index_state WHERE jsonl_path >= :lo AND jsonl_path < :hi LIMIT 1",
+                    {"lo": prefix, "hi": upper}) is not None
+
+
+def read_marker_rows(snap: ReadSnapshot) -> dict[str, object]:
+    """Marker rows (``__…__``) by name: their ``mtime`` value (one primary-key range, bounded)."""
+    rows = snap.rows("SELECT jsonl_path, mtime FROM index_state WHERE jsonl_path >= '__' AND jsonl_path < '_`' "
+                     "ORDER BY jsonl_path LIMIT :n", {"n": MAX_MARKERS})
+    return {str(name): mtime for name, mtime in rows
+            if isinstance(name, str) and len(name) >= 4 and name.endswith("__")}
+
+
+def transcript_homes(snap: ReadSnapshot) -> tuple[str, ...]:
+    """The HOME-like directories the indexer read from, by a skip-scan over ``index_state``'s key.
+
+    Each step seeks the first path after the last home's tool folder, so the cost is one seek per
+    (home, tool) pair, not one per row; bounded by ``MAX_HOME_STEPS``.
+    """
+    homes: set[str] = set()
+    after = ""
+    for _ in range(MAX_HOME_STEPS):
+        row = snap.one("SELECT jsonl_path FROM index_state WHERE jsonl_path > :after ORDER BY jsonl_path LIMIT 1",
+                       {"after": after})
+        if row is None or not isinstance(row[0], str):
+            break
+        path = row[0]
+        if path.startswith("__"):
+            after = "__" + _TOP  # the marker rows sort together: skip them all
+            continue
+        for marker in _HOME_MARKERS:
+            at = path.find(marker)
+            if at > 0:
+                homes.add(path[:at])
+                after = path[:at + len(marker)] + _TOP
+                break
+        else:
+            after = path
+    return tuple(sorted(homes))
+
+
+def index_revision(snap: ReadSnapshot, *, schema_cookie: int, identity: FileIdentity | None,
+                   markers: Mapping[str, object]) -> str:
+    """``obx1-`` + a digest of cheap aggregates: the top rowid of each growing table (a seek each), the marker
+    rows but the heartbeat (every build moves ``__last_build__``), the schema cookie and the file identity."""
+    tops = snap.one("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid) FROM tool_results), "
+                    "(SELECT max(rowid) FROM sessions), (SELECT max(rowid) FROM index_state)")
+    basis: dict[str, Any] = {
+        "schema_cookie": schema_cookie,
+        "file": [identity.ino, identity.size, identity.mtime_ns] if identity else None,
+        "tops": list(tops or ()),
+        "markers": sorted([name, _num(value)] for name, value in markers.items() if name not in _VOLATILE_MARKERS),
+    }
+    return "obx1-" + digest(basis).removeprefix("sha256:")[:32]
+
+
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
