@@ -143,8 +143,9 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
 
 def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None, *,
           config: ProviderConfig, now_ms: float) -> _Read:
+    from .index.revision import index_revision
     from .index.schema_verdict import schema_verdict
-    from .index.scope_state import index_revision, read_marker_rows, read_scope_set
+    from .index.scope_state import read_marker_rows, read_scope_set
     from .retrieval.templates import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)

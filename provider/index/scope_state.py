@@ -1,33 +1,42 @@
 """What a request reads about its scope inside its snapshot, beside the evidence: the scope set, the
-``index_state`` rows of given transcript files, the marker rows, the transcript homes and the index revision.
+``index_state`` rows of given transcript files, the marker rows and the transcript homes.
 
 Every statement here is proportional to the scope (or constant), never to the whole index: ``index_state``
 is read by its primary key (``jsonl_path``), one batch per call; markers are one primary-key range; the
-homes come from a bounded skip-scan of that key; the revision from ``max(rowid)`` lookups and the markers.
+homes come from a bounded skip-scan of that key. The revision (``revision.index_revision``) comes from
+``max(rowid)`` seeks and these marker rows.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..bounding.receipt import digest
 from ..retrieval.engine import SCOPE_SESSION_CEILING
 from ..retrieval.engine import _roots_json as roots_param
 from ..retrieval.templates import Template
-from .connection import FileIdentity, ReadSnapshot
+from .connection import ReadSnapshot
 from .revision import CURSOR_READ_CHARS, IndexRow
 
 #: Homes looked for at most (each step of the skip-scan is one primary-key seek).
 MAX_HOME_STEPS: Final = 64
 #: Marker rows read at most.
 MAX_MARKERS: Final = 200
-#: Marker rows that say nothing about the index's content (a live daemon's pulse): not part of the revision.
-_VOLATILE_MARKERS: Final = frozenset({"__app_heartbeat__"})
 _HOME_MARKERS: Final = ("/.claude/", "/.codex/", "/.kimi-code/", "/.pi/")
 _TOP: Final = "\U0010ffff"
+
+#: Every statement of this module (fixed text; tests/test_query_plans.py checks each one's plan).
+UNIT_ROWS_SQL: Final = ("SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state "
+                        "WHERE jsonl_path IN (SELECT value FROM json_each(:paths))")
+UNIT_ROWS_NO_CURSOR_SQL: Final = ("SELECT jsonl_path, mtime, lines_processed, NULL FROM index_state "
+                                  "WHERE jsonl_path IN (SELECT value FROM json_each(:paths))")
+PREFIX_SQL: Final = "SELECT 1 FROM index_state WHERE jsonl_path >= :lo AND jsonl_path < :hi LIMIT 1"
+MARKERS_SQL: Final = ("SELECT jsonl_path, mtime FROM index_state WHERE jsonl_path >= '__' AND jsonl_path < '_`' "
+                      "ORDER BY jsonl_path LIMIT :n")
+NEXT_PATH_SQL: Final = "SELECT jsonl_path FROM index_state WHERE jsonl_path > :after ORDER BY jsonl_path LIMIT 1"
+STATEMENTS: Final = (UNIT_ROWS_SQL, UNIT_ROWS_NO_CURSOR_SQL, PREFIX_SQL, MARKERS_SQL, NEXT_PATH_SQL)
 
 
 @dataclass(frozen=True)
@@ -59,9 +68,7 @@ def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool
     wanted = sorted(set(paths))
     if not wanted:
         return {}
-    cursor = "substr(cursor, 1, :n)" if has_cursor else "NULL"
-    sql = (f"SELECT jsonl_path, mtime, lines_processed, {cursor} FROM index_state "  # noqa: S608 - fixed text
-           "WHERE jsonl_path IN (SELECT value FROM json_each(:paths))")
+    sql = UNIT_ROWS_SQL if has_cursor else UNIT_ROWS_NO_CURSOR_SQL
     params: dict[str, Any] = {"paths": json.dumps(wanted)}
     if has_cursor:
         params["n"] = CURSOR_READ_CHARS
@@ -76,14 +83,12 @@ def has_rows_under(snap: ReadSnapshot, prefix: str) -> bool:
     if not prefix:
         return False
     upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    return snap.one("SELECT 1 FROM index_state WHERE jsonl_path >= :lo AND jsonl_path < :hi LIMIT 1",
-                    {"lo": prefix, "hi": upper}) is not None
+    return snap.one(PREFIX_SQL, {"lo": prefix, "hi": upper}) is not None
 
 
 def read_marker_rows(snap: ReadSnapshot) -> dict[str, object]:
     """Marker rows (``__…__``) by name: their ``mtime`` value (one primary-key range, bounded)."""
-    rows = snap.rows("SELECT jsonl_path, mtime FROM index_state WHERE jsonl_path >= '__' AND jsonl_path < '_`' "
-                     "ORDER BY jsonl_path LIMIT :n", {"n": MAX_MARKERS})
+    rows = snap.rows(MARKERS_SQL, {"n": MAX_MARKERS})
     return {str(name): mtime for name, mtime in rows
             if isinstance(name, str) and len(name) >= 4 and name.endswith("__")}
 
@@ -97,8 +102,7 @@ def transcript_homes(snap: ReadSnapshot) -> tuple[str, ...]:
     homes: set[str] = set()
     after = ""
     for _ in range(MAX_HOME_STEPS):
-        row = snap.one("SELECT jsonl_path FROM index_state WHERE jsonl_path > :after ORDER BY jsonl_path LIMIT 1",
-                       {"after": after})
+        row = snap.one(NEXT_PATH_SQL, {"after": after})
         if row is None or not isinstance(row[0], str):
             break
         path = row[0]
@@ -114,21 +118,6 @@ def transcript_homes(snap: ReadSnapshot) -> tuple[str, ...]:
         else:
             after = path
     return tuple(sorted(homes))
-
-
-def index_revision(snap: ReadSnapshot, *, schema_cookie: int, identity: FileIdentity | None,
-                   markers: Mapping[str, object]) -> str:
-    """``obx1-`` + a digest of cheap aggregates: the top rowid of each growing table (a seek each), the marker
-    rows but the heartbeat (every build moves ``__last_build__``), the schema cookie and the file identity."""
-    tops = snap.one("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid) FROM tool_results), "
-                    "(SELECT max(rowid) FROM sessions), (SELECT max(rowid) FROM index_state)")
-    basis: dict[str, Any] = {
-        "schema_cookie": schema_cookie,
-        "file": [identity.ino, identity.size, identity.mtime_ns] if identity else None,
-        "tops": list(tops or ()),
-        "markers": sorted([name, _num(value)] for name, value in markers.items() if name not in _VOLATILE_MARKERS),
-    }
-    return "obx1-" + digest(basis).removeprefix("sha256:")[:32]
 
 
 def _num(value: object) -> float | None:
