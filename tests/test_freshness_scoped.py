@@ -220,9 +220,27 @@ def test_scoped_verdicts_follow_changes_like_the_full_walk(tmp_path: Path) -> No
     assert mine.stale_units == walked.stale_units == (str(grown),)
     # a new, unindexed in-scope Codex rollout in a day directory holding the scope's sessions: incomplete
     new = codex_session(h.home, repo / "sub", "brand-new")
+    os.utime(new.parent, ns=(int(NOW_MS * 1e6), int(NOW_MS * 1e6)))  # the directory changed after the build
     mine, walked = both()
     assert mine.verdict == walked.verdict == "incomplete"
     assert mine.unindexed_units == walked.unindexed_units == (str(new),)
+
+
+def test_old_unchanged_codex_day_directory_is_not_listed_but_its_scope_files_are_judged(tmp_path: Path) -> None:
+    """An older day directory whose mtime predates the last build is not listed (no file of another project is
+    looked at), yet an in-scope rollout in it that grew is stale."""
+    h = Home(tmp_path, n_projects=8, per_project=4)
+    repo = h.repos[3]
+    grown = Path(next(s[3] for s in h.sessions if s[2] == str(repo) and s[1] == "codex"))
+    _append(grown, {"type": "event_msg", "payload": {"type": "user_message", "message": "late"}})
+    day = grown.parent
+    os.utime(day, ns=(int((NOW_MS - 120_000) * 1e6),) * 2)  # no entry added since the build
+    with Counted() as counted:
+        mine = scoped(h.db(), roots=[str(repo)], sources=["codex"], homes=[h.home], stat=counted.stat)
+    assert mine.verdict == "stale" and mine.stale_units == (str(grown),)
+    assert counted.opens == 0
+    in_scope_codex = sum(1 for s in h.sessions if s[2] == str(repo) and s[1] == "codex")
+    assert counted.stats <= in_scope_codex + 1 + 3  # the scope's files, the day directory, root and home
 
 
 def test_deleted_in_scope_transcript_is_missing_on_disk(tmp_path: Path) -> None:
