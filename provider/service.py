@@ -106,6 +106,8 @@ def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence
 #   list (a template is its bytes).
 # * FTS5 query tokenizers, by tokenizer spec (a pure function of the spec).
 # * the schema verdict (``index.schema_verdict``, by file identity and schema cookie).
+# * transcript line counts and heads, by the file's stat (``index.freshness.memo``: re-statted every request,
+#   re-read only when the stat changed).
 # * what a request reads about its scope (``_Memo``): the scope set, the marker rows, the transcript homes,
 #   the revision aggregates, the scope's ``index_state`` rows and the archive probe, keyed by the index's
 #   state: the database file's identity (device, inode, size, mtime and ctime in ns) and the ``-wal`` file's
@@ -172,8 +174,11 @@ class _Memo:
 
 
 def clear_warm_caches() -> None:
-    """Forget every remembered scope read (tests compare cold and warm answers with it)."""
+    """Forget every remembered scope read and transcript read (tests compare cold and warm answers with it)."""
+    from .index.freshness import memo
+
     _MEMO.clear()
+    memo.clear()
 
 
 def warm_cache_stats() -> dict[str, int]:
@@ -293,7 +298,7 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
             lookup=lookup,
             has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix)),
             roots=admitted.scope.roots, sources=admitted.scope.sources,
-            transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat)
+            transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat, remember=True)
     except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}
     return report.verdict, report.to_public()

@@ -293,3 +293,43 @@ def test_cutoff_is_two_days_before_the_last_build() -> None:
     assert cutoff_day(None) is None
     day = cutoff_day(NOW_MS)
     assert day == tuple(time.gmtime(NOW_MS / 1000 - 2 * 86_400)[:3])
+
+
+def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
+    """With ``remember`` (a warm ``serve``), line counts are reused under the same stat and read again when
+    a file changed (here a same-mtime append: its size and ctime move)."""
+    from obelisk_session_evidence.index.freshness import memo
+
+    from tests.test_freshness import legacy
+
+    memo.clear()
+    home = tmp_path / "home"
+    repo = tmp_path / "src" / "repo"
+    repo.mkdir(parents=True)
+    files = [claude_session(home, repo, f"s{k}") for k in range(5)]
+    rows = [("__last_build__", NOW_MS, 0, None), ("__claude_canonical_transcript_v3__", NOW_MS, 0, None)]
+    rows += [(str(p), float(legacy(p).split(":")[0]), int(legacy(p).split(":")[1]), legacy(p)) for p in files]
+    db = build_index(tmp_path / "i.sqlite", rows, [(f"s{k}", "claude", str(repo), str(p))
+                                                   for k, p in enumerate(files)])
+
+    def assess() -> tuple[FreshnessReport, int]:
+        def work(snap: ReadSnapshot) -> FreshnessReport:
+            scope = read_scope_set(snap, scope_template(), sources=["claude"], roots=[str(repo)], since="")
+            return assess_scoped_freshness(
+                scope.files, read_marker_rows(snap), lookup=lambda p: read_unit_rows(snap, p, has_cursor=True),
+                has_rows_under=lambda p: has_rows_under(snap, p), roots=[str(repo)], sources=["claude"],
+                transcript_homes=[home], now_ms=NOW_MS, remember=True)
+
+        with Counted() as counted:
+            report = read_index(db, work, deadline=Deadline(60_000))[0]
+        return report, counted.opens
+
+    first, first_opens = assess()
+    assert first.verdict == "fresh" and first.lines_counted == 5 and first_opens == 5  # legacy: counted
+    second, second_opens = assess()
+    assert second.verdict == "fresh" and second.lines_counted == 0 and second_opens == 0
+    _append(files[2], {"type": "user", "cwd": str(repo)}, keep_mtime=True)  # same mtime, new ctime
+    third, _ = assess()
+    assert third.verdict == "stale" and third.stale_units == (str(files[2]),)
+    assert third.lines_counted == 1
+    memo.clear()

@@ -91,12 +91,14 @@ def assess_scoped_freshness(
     stat: Callable[[str], os.stat_result] = os.stat,
     max_head_bytes: int = 64 * 1024,
     mtime_tolerance_ms: float = 1.0,
+    remember: bool = False,
 ) -> FreshnessReport:
     """Judge the scope's freshness from ``known_files`` ((path, source) of the sessions in scope) and the
-    candidate directories (module docstring). Never raises on malformed rows, cursors or transcripts."""
+    candidate directories (module docstring). ``remember``: reuse line counts and heads read under the same
+    stat in this process (``memo``; a warm ``serve``). Never raises on malformed rows, cursors or transcripts."""
     root_list, roots_ok = prepare_roots(roots, stat)
     ctx = Ctx(stat=stat, max_head_bytes=max(1, int(max_head_bytes)), tol=abs(float(mtime_tolerance_ms)),
-              roots=root_list, rows={})
+              roots=root_list, rows={}, remember=remember)
     if not roots_ok:
         ctx.reasons.add("unreadable_root")
     wanted = wanted_sources(sources)
