@@ -1,8 +1,8 @@
 """The one code path every caller uses: request bytes in, one response envelope (and exit code) out.
 
 ``query``, ``serve --stdio`` and library callers all go through :func:`answer`. Each step depends only on
-the steps before it: contract -> admission -> index (snapshot, schema verdict, index state) -> retrieval ->
-bounding -> receipt. Time, environment and paths come in as parameters.
+the steps before it: contract -> admission -> index (one snapshot: schema verdict, scope set, retrieval,
+freshness, revision) -> bounding -> receipt. Time, environment and paths come in as parameters.
 """
 
 from __future__ import annotations
