@@ -20,7 +20,6 @@ from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, re
 from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness, assess_scoped_freshness
 from obelisk_session_evidence.index.freshness.candidates import cutoff_day, slug_can_hold
 from obelisk_session_evidence.index.freshness.tally import claude_slug
-from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.index.scope_state import (
     has_rows_under,
     read_marker_rows,
@@ -28,6 +27,7 @@ from obelisk_session_evidence.index.scope_state import (
     read_unit_rows,
     transcript_homes,
 )
+from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.retrieval.templates import scope_template
 
 from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, sig5
