@@ -1,19 +1,19 @@
 """The one code path every caller uses: request bytes in, one response envelope (and exit code) out.
 
 ``query``, ``serve --stdio`` and library callers all go through :func:`answer`. Each step depends only on
-the steps before it: contract -> admission -> index (snapshot, schema verdict, index state) -> retrieval ->
-bounding -> receipt. Time, environment and paths come in as parameters.
+the steps before it: contract -> admission -> index (one snapshot: schema verdict, scope set, retrieval,
+freshness, revision) -> bounding -> receipt. Time, environment and paths come in as parameters.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ._version import PROVIDER_ID, PROVIDER_VERSION
 from .admission.admit import AdmittedRequest, admit
@@ -30,7 +30,8 @@ from .contract.parse import load_json_object, parse_request
 from .digest import DigestKey, load_key
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
-from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
+from .index.revision import IndexRow
+from .index.scope_state import ScopeSet
 from .retrieval.engine import FETCH_CEILING, RunReport, run_templates, substring_scan_planned
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
@@ -53,16 +54,17 @@ class Response:
 
 @dataclass
 class _Read:
-    """Everything taken from the index inside one snapshot."""
+    """Everything taken from the index inside one snapshot (freshness is judged inside it too)."""
 
     tokenizer: str
-    state: IndexState
+    revision: str
     run: RunReport | None
     terms: PreparedTerms | None
     skipped_types: tuple[str, ...]
+    freshness: Freshness = "unknown"
+    freshness_detail: dict[str, object] = field(default_factory=dict)
     open_mode: str = ""
     schema: tuple[str, str] = ("", "")  # verdict, nearest pinned snapshot id
-    state_key: tuple[object, ...] | None = None  # set when the state may be remembered (see _STATE_CACHE)
     scope_empty: bool = False  # the enabled scope's sources and roots match no session of the index at all
 
 
@@ -105,35 +107,88 @@ def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence
 # --- warm-path caches (``serve --stdio`` and library callers answer many requests in one process) --------
 #
 # Each cache holds only what a fresh read would give again, so a hit changes no answer:
-# * index state (index_state rows and the revision digest): only for snapshots opened ``immutable_verified``,
-#   keyed by the database file's full identity (device, inode, size, mtime and ctime in ns) and the schema
-#   cookie. That open mode already rests on "same identity, same bytes" (provider/index/connection.py) and
-#   re-verifies the identity after the read; an entry is stored only after such a verified read. A WAL
-#   database (``ro`` mode) is read afresh every time.
 # * template verification: digests of templates verified in this process that the shipped manifest does not
 #   list (a template is its bytes).
 # * FTS5 query tokenizers, by tokenizer spec (a pure function of the spec).
+# * the schema verdict (``index.schema_verdict``, by file identity and schema cookie).
+# * transcript line counts and heads, by the file's stat (``index.freshness.memo``: re-statted every request,
+#   re-read only when the stat changed).
+# * what a request reads about its scope (``_Memo``): the scope set, the marker rows, the transcript homes,
+#   the revision aggregates, the scope's ``index_state`` rows and the archive probe, keyed by the index's
+#   state: the database file's identity (device, inode, size, mtime and ctime in ns) and the ``-wal`` file's
+#   size and mtime, taken before the snapshot opens. The same state is checked again after the read: only
+#   when nothing changed in between are new values kept, and a read that used a kept value while the state
+#   changed is read again with nothing remembered. A state with a ``-journal`` (a rollback write in
+#   progress) is never remembered.
 # Every request still gets its own connection, snapshot, admission and deadline.
 
-_STATE_CACHE_SIZE = 4
-_STATE_CACHE: dict[tuple[object, ...], IndexState] = {}
 _VERIFIED_TEMPLATES: set[str] = set()
+_MEMO_SIZE = 256
+#: Row lookups with more paths than this are not remembered (bounds the memory of a warm process).
+_MEMO_MAX_PATHS = 5_000
+_MEMO: OrderedDict[tuple[object, ...], object] = OrderedDict()
+_MEMO_STATS = {"hits": 0, "stored": 0}
+T = TypeVar("T")
 
 
-def _state_key(snap: ReadSnapshot, has_cursor: bool, cookie: int) -> tuple[object, ...] | None:
-    if snap.mode != "immutable_verified" or snap.identity is None:
+def _index_state_key(db_path: Path) -> tuple[object, ...] | None:
+    """The index's state as the file system shows it (see above); None when it must not be remembered."""
+    import os
+
+    try:
+        main = os.stat(db_path)
+        if os.path.exists(f"{db_path}-journal"):
+            return None
+        try:
+            wal = os.stat(f"{db_path}-wal")
+            wal_state: tuple[int, int] | None = (wal.st_size, wal.st_mtime_ns)
+        except FileNotFoundError:
+            wal_state = None
+    except OSError:
         return None
-    ident = snap.identity
-    return (str(snap.path), ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.ctime_ns, cookie, has_cursor)
+    return (str(db_path), main.st_dev, main.st_ino, main.st_size, main.st_mtime_ns, main.st_ctime_ns, wal_state)
 
 
-def _remember_state(key: tuple[object, ...] | None, state: IndexState) -> None:
-    if key is None:
-        return
-    _STATE_CACHE.pop(key, None)
-    _STATE_CACHE[key] = state
-    while len(_STATE_CACHE) > _STATE_CACHE_SIZE:
-        _STATE_CACHE.pop(next(iter(_STATE_CACHE)))
+class _Memo:
+    """One request's view of the warm cache: hits are counted, new values kept only by :meth:`keep`."""
+
+    def __init__(self, state: tuple[object, ...] | None) -> None:
+        self.state = state
+        self.hits = 0
+        self._new: dict[tuple[object, ...], object] = {}
+
+    def get(self, part: tuple[object, ...], compute: Callable[[], T]) -> T:
+        if self.state is None:
+            return compute()
+        key = (self.state, *part)
+        if key in _MEMO:
+            _MEMO.move_to_end(key)
+            self.hits += 1
+            _MEMO_STATS["hits"] += 1
+            return cast("T", _MEMO[key])
+        value = compute()
+        self._new[key] = value
+        return value
+
+    def keep(self) -> None:
+        for key, value in self._new.items():
+            _MEMO[key] = value
+            _MEMO_STATS["stored"] += 1
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+
+
+def clear_warm_caches() -> None:
+    """Forget every remembered scope read and transcript read (tests compare cold and warm answers with it)."""
+    from .index.freshness import memo
+
+    _MEMO.clear()
+    memo.clear()
+
+
+def warm_cache_stats() -> dict[str, int]:
+    """Hits and stores of the scope-read cache in this process (counts only)."""
+    return dict(_MEMO_STATS)
 
 
 def _verify_templates(templates: Sequence[Template], template_dir: Path | None) -> None:
@@ -167,9 +222,11 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
     return any(t["name"] == table and any(c["name"] == column for c in t["columns"]) for t in live["tables"])
 
 
-def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None,
-          meta: dict[str, Any]) -> _Read:
-    from .index.check_schema import schema_verdict
+def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None, *,
+          config: ProviderConfig, now_ms: float, memo: _Memo, meta: dict[str, Any]) -> _Read:
+    from .index.revision import index_revision
+    from .index.schema_verdict import schema_verdict
+    from .index.scope_state import read_marker_rows, read_scope_rows, since_bucket
     from .retrieval.templates import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
@@ -178,11 +235,6 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
         raise SchemaIncompatible("the live index schema is incompatible: " + "; ".join(verdict.problems[:3]))
     tokenizer = verdict.tokenizer or "unicode61"
     has_cursor = _has_column(verdict.live, "index_state", "cursor")
-    state_key = _state_key(snap, has_cursor, verdict.schema_cookie)
-    state = _STATE_CACHE.get(state_key) if state_key is not None else None
-    if state is None:
-        state = read_index_state(snap, has_cursor=has_cursor, schema_cookie=verdict.schema_cookie,
-                                 identity=snap.identity)
     unmet = {t.template: list(t.missing) for t in verdict.templates}
     all_templates = load_templates(template_dir) if template_dir else load_templates()
     templates, skipped = _runnable(lambda t: unmet.get(t.key, ["unknown template"]), admitted.evidence_types,
@@ -197,14 +249,20 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
+    bucket = since_bucket(since)
     roots = scope.bound_roots()  # real paths resolved once per request
     if substring_scan_planned(templates, terms, roots):
         # Said before the scan runs, so a request the deadline ends during the scan still discloses it.
         meta["degradations"] = [*terms.degradations, "cjk_substring_match"]
-    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=roots,
-                        since=since, terms=terms, tokenizer=tokenizer,
+    scope_set = memo.get(("scope", scope_sql.digest, tuple(scope.sources), roots.spellings, roots.real_paths,
+                          bucket),
+                         lambda: read_scope_rows(snap, scope_sql, sources=scope.sources, roots=roots,
+                                                 since=bucket)).active_since(since) if scope_runnable else None
+    run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=roots, since=since,
+                        terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
-                        window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING))
+                        window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING),
+                        scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None)
     scope_empty = False
     if not run.hits and scope_runnable:
         # Nothing found: say whether the scope itself matches any session at all (any time), so a wrong
@@ -213,30 +271,53 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
 
         ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=roots, since="")
         scope_empty = not ever
-    return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,
-                 schema=(verdict.verdict, verdict.nearest or ""), state_key=state_key, scope_empty=scope_empty)
+    markers = memo.get(("markers",), lambda: read_marker_rows(snap))
+    revision = memo.get(("revision", verdict.schema_cookie, snap.mode),
+                        lambda: index_revision(snap, schema_cookie=verdict.schema_cookie, identity=snap.identity,
+                                               markers=markers))
+    freshness, detail = _freshness(snap, scope_set, markers, has_cursor=has_cursor, admitted=admitted,
+                                   config=config, now_ms=now_ms, memo=memo)
+    return _Read(tokenizer, revision, run, terms, tuple(skipped), freshness=freshness, freshness_detail=detail,
+                 open_mode=snap.mode, schema=(verdict.verdict, verdict.nearest or ""), scope_empty=scope_empty)
 
 
-def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: ProviderConfig,
-               now_ms: float, deadline: Deadline) -> tuple[Freshness, dict[str, object]]:
-    """Judge freshness from the transcripts on disk within what is left of the request's deadline.
+def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[str, object], *,
+               has_cursor: bool, admitted: AdmittedRequest, config: ProviderConfig,
+               now_ms: float, memo: _Memo) -> tuple[Freshness, dict[str, object]]:
+    """Judge freshness inside the snapshot, within what is left of the request's deadline.
 
-    The walk stats every in-scope transcript; the stat function checks the deadline, so a huge or slow
-    transcript tree ends the judgement (freshness ``unknown``, disclosed) instead of the request.
+    ``index_state`` is read for the scope's files and the files of the walked directories only (primary-key
+    lookups); the stat function checks the deadline, so a huge or slow transcript tree ends the judgement
+    (freshness ``unknown``, disclosed) instead of the request.
     """
     import os
 
-    from .index.freshness import assess_freshness
+    import apsw
+
+    from .index.freshness import assess_scoped_freshness
+    from .index.scope_state import has_rows_under, read_unit_rows, transcript_homes
+
+    deadline = snap.deadline
 
     def bounded_stat(path: str) -> os.stat_result:
         deadline.check()
         return os.stat(path)
 
-    homes = config.transcript_homes or transcript_homes_from(rows)
+    def lookup(paths: Sequence[str]) -> Mapping[str, IndexRow]:
+        if len(paths) > _MEMO_MAX_PATHS:
+            return read_unit_rows(snap, paths, has_cursor=has_cursor)
+        return memo.get(("rows", has_cursor, tuple(paths)),
+                        lambda: read_unit_rows(snap, paths, has_cursor=has_cursor))
+
     try:
-        report = assess_freshness(rows, roots=admitted.scope.roots, sources=admitted.scope.sources,
-                                  transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat)
-    except DeadlineExceeded:
+        homes = config.transcript_homes or memo.get(("homes",), lambda: transcript_homes(snap))
+        report = assess_scoped_freshness(
+            scope_set.files if scope_set else (), markers,
+            lookup=lookup,
+            has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix)),
+            roots=admitted.scope.roots, sources=admitted.scope.sources,
+            transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat, remember=True)
+    except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}
     detail = report.to_public()
     # Why the verdict could not be judged, as flags (the detail holds counts only): e.g. no_transcript_home.
@@ -333,6 +414,23 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
     )
 
 
+def _read_remembering(db_path: Path, work: Callable[[ReadSnapshot, _Memo], _Read], *, deadline: Deadline,
+                      vfs: str | None) -> tuple[_Read, str]:
+    """One read of the index with the warm cache: a read that used remembered values while the index's state
+    changed is done again with nothing remembered; values are kept only from a read the state did not move
+    under (see the cache notes above)."""
+    before = _index_state_key(db_path)
+    memo = _Memo(before)
+    read, open_mode = read_index(db_path, lambda snap: work(snap, memo), deadline=deadline, vfs=vfs)
+    after = _index_state_key(db_path)
+    if before is not None and after == before:
+        memo.keep()
+    elif memo.hits:
+        memo = _Memo(None)
+        read, open_mode = read_index(db_path, lambda snap: work(snap, memo), deadline=deadline, vfs=vfs)
+    return read, open_mode
+
+
 def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path, *,
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
                      ctx: _Context, started_at: float | None = None) -> Response:
@@ -354,15 +452,16 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         unrevised = replace(admitted, request=admitted.request.model_copy(update={"revision": None}))
         if since == since_for(unrevised, config, now_s):
             degradations.append("revision_unresolved")  # the recency window was used instead
-    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir, ctx.meta),
-                                  deadline=deadline, vfs=vfs)
-    _remember_state(read.state_key, read.state)  # only now: the read was verified unchanged
-    ctx.index_revision = read.state.revision
+    read, open_mode = _read_remembering(db_path, lambda snap, memo: _read(snap, admitted, since, template_dir,
+                                                                          config=config, now_ms=now_s * 1000.0,
+                                                                          memo=memo, meta=ctx.meta),
+                                        deadline=deadline, vfs=vfs)
+    ctx.index_revision = read.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],
                      "schema_snapshot": read.schema[1],
                      "skipped_evidence_types": list(read.skipped_types)})
-    ctx.freshness, fresh_detail = _freshness(read.state.rows, admitted, config, now_s * 1000.0, deadline)
-    ctx.meta["freshness_detail"] = _flatten_counts(fresh_detail)
+    ctx.freshness = read.freshness
+    ctx.meta["freshness_detail"] = _flatten_counts(read.freshness_detail)
     deadline.check()  # the deadline covers the work after the read too: folding, bounding, redaction, receipt
     run, prepared = read.run, read.terms
     if run is None or prepared is None:  # pragma: no cover - _read always sets both
@@ -377,7 +476,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     folded = fold(candidates)
     report = bound(folded, admitted.limits, fetch_ceiling_reached=run.fetch_ceiling_reached)
     deadline.check()
-    result = _result(admitted, read.state.revision, ctx.freshness, report.items,
+    result = _result(admitted, read.revision, ctx.freshness, report.items,
                      truncated=report.truncated, omitted=report.omitted_count)
     receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
                             key=ctx.key)

@@ -670,3 +670,24 @@ def test_key_material_is_not_a_base64_line_next_to_a_path() -> None:
     digest = "sha512-" + "AbC0" * 22
     text = f"integrity {digest}\n/home/me/proj/token_store.py"
     assert redact(text).text == text
+
+
+def test_every_rule_compiles_and_none_is_compiled_at_import() -> None:
+    """Rules compile on first use (cold start); a broken expression still fails here, not in a request."""
+    import subprocess
+    import sys
+
+    from obelisk_session_evidence.bounding import redact as module
+
+    rules = module._RULES
+    assert len(rules) > 20
+    for rule in rules:
+        assert rule.pattern.pattern == rule.source
+        assert rule.fallback is None or rule.fallback.pattern == rule.fallback_source
+    script = ("from obelisk_session_evidence.bounding import redact as r; "
+              "print(sum('pattern' in x.__dict__ or 'fallback' in x.__dict__ for x in r._RULES)); "
+              "r.redact('password=Xy7!kq0Zp1 plain words'); "
+              "print(sum('pattern' in x.__dict__ for x in r._RULES), len(r._RULES))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "0"  # nothing compiled by the import
+    assert 0 < int(out[1]) < int(out[2])  # a snippet compiles only the rules its triggers call for

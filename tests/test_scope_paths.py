@@ -224,12 +224,12 @@ def test_reaching_the_scope_ceiling_marks_the_result_truncated(world: tuple[Path
                                                                monkeypatch: pytest.MonkeyPatch, ceiling: int,
                                                                truncated: bool) -> None:
     """Two sessions in scope: a ceiling of two is reached (the scope list may be cut short), three is not."""
-    from obelisk_session_evidence.retrieval import engine
+    from obelisk_session_evidence.index import scope_state
 
     db, repo = world
     _plant(db, "s-one", str(repo))
     _plant(db, "s-two", f"{repo}/src")
-    monkeypatch.setattr(engine, "SCOPE_SESSION_CEILING", ceiling)
+    monkeypatch.setattr(scope_state, "SCOPE_SESSION_CEILING", ceiling)
     envelope = _ask(db, tmp_path, [str(repo)])
     assert _sessions(envelope) == {"s-one", "s-two"}
     assert envelope["result"]["truncated"] is truncated

@@ -11,18 +11,30 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 Accept = Callable[[str, re.Match[str]], bool]
 
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule; its expressions are compiled on first use (a request compiles only the rules whose triggers
+    its snippets hold: cold start)."""
+
     kind: str
-    pattern: re.Pattern[str]
+    source: str
     triggers: tuple[str, ...]  # lower-case substrings; the rule runs only if one is present
     group: str | None = None  # the secret part; None: the whole match; "value": dq/sq/uq
     accept: Accept | None = None
-    fallback: re.Pattern[str] | None = None  # tried at the same start when an annotated match is rejected
+    fallback_source: str | None = None  # tried at the same start when an annotated match is rejected
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source)
+
+    @cached_property
+    def fallback(self) -> re.Pattern[str] | None:
+        return None if self.fallback_source is None else re.compile(self.fallback_source)
 
 
 def rule(
@@ -34,4 +46,4 @@ def rule(
     accept: Accept | None = None,
     fallback: str | None = None,
 ) -> Rule:
-    return Rule(kind, re.compile(pattern), triggers, group, accept, None if fallback is None else re.compile(fallback))
+    return Rule(kind, pattern, triggers, group, accept, fallback)

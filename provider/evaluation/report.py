@@ -102,7 +102,7 @@ def table(fig: dict[str, Any]) -> str:
         f"(in {fig['negatives_with_false_items']} situations) |",
         f"| snippet chars per answer (median / p95 / max) | {chars['median']:.0f} / {chars['p95']:.0f} / "
         f"{chars['max']:.0f} |",
-        f"| snippet chars per answer of 5-8 items (median / p95 / max; answers) | "
+        "| snippet chars per answer of 5-8 items (median / p95 / max; answers) | "
         + (f"{big['median']:.0f} / {big['p95']:.0f} / {big['max']:.0f}" if big["answers"] else "none")
         + f"; {big['answers']} |",
         f"| snippet chars per item (median / p95 / max) | {item['median']:.0f} / {item['p95']:.0f} / "

@@ -30,8 +30,6 @@ FETCH_CEILING = 200
 #: The FTS-first plan of a template is the template with this id suffix; it gets this many ms.
 FTS_FIRST = ".fts_first"
 FTS_FIRST_BUDGET_MS = 25.0
-#: Sessions in one scope at most (the scope template's LIMIT); reaching it marks the result truncated.
-SCOPE_SESSION_CEILING = 200_000
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
@@ -93,27 +91,25 @@ def _roots_json(roots: Roots) -> str:
 
 def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Roots,
                    since: str) -> tuple[frozenset[str], bool]:
-    """The session ids in scope (run once per request) and whether the scope ceiling was reached.
+    """The session ids in scope and whether the scope ceiling was reached (``index.scope_state``: kept by
+    real project path)."""
+    from ..index.scope_state import read_scope_set  # scope_state imports this module
 
-    The template's candidates matched a root's spelling lexically; only those whose recorded project path
-    lies inside a root by real path (``..`` applied, symlinks resolved) are kept.
-    """
-    rows = snap.rows(scope.sql, _params(scope, {
-        "sources": json.dumps(list(sources)),
-        "roots": _roots_json(roots),
-        "since": since,
-        "limit": SCOPE_SESSION_CEILING,
-    }))
-    kept = frozenset(str(row[0]) for row in rows if row[0] is not None and roots.contains(row[1]))
-    return kept, len(rows) >= SCOPE_SESSION_CEILING
+    found = read_scope_set(snap, scope, sources=sources, roots=roots, since=since)
+    return found.ids, found.ceiling_reached
 
 
 def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: Template, sources: Sequence[str],
                   roots: Roots, since: str, terms: PreparedTerms, tokenizer: str,
-                  fetch_limit: int, window_chars: int) -> RunReport:
+                  fetch_limit: int, window_chars: int,
+                  scope_set: tuple[frozenset[str], bool] | None = None) -> RunReport:
+    """``scope_set`` is the scope template's answer when the caller already ran it in this snapshot (the
+    scope is computed once per request); without it the scope template runs here."""
     if not templates:
         return RunReport((), (), (), False, window_chars)
-    in_scope, scope_ceiling = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
+    if scope_set is None:
+        scope_set = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
+    in_scope, scope_ceiling = scope_set
     read = ReadWindow(window_chars)
     base: dict[str, Any] = {
         "sources": json.dumps(list(sources)),

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Final
 
+from . import memo
 from .context import Ctx, Unit
 from .walk import kimi_files
 
 _HEAD_CHUNK: Final = 8 * 1024
-_CWD_RE: Final = re.compile(rb'"(?:cwd|workDir)"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
-_SESSION_META_RE: Final = re.compile(rb'"type"\s*:\s*"session_meta"')
+
+
+@functools.cache
+def _partial_patterns() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """(cwd string, Codex session_meta type): compiled on first use, only a head longer than its bound needs them."""
+    return (re.compile(rb'"(?:cwd|workDir)"\s*:\s*"((?:[^"\\]|\\.){1,4096})"'),
+            re.compile(rb'"type"\s*:\s*"session_meta"'))
 
 
 def _record_cwd(record: object, source: str) -> str | None:
@@ -40,9 +47,10 @@ def _line_cwd(line: bytes, source: str) -> str | None:
 
 def _partial_cwd(partial: bytes, source: str) -> str | None:
     """Best effort for a first line longer than the head: the first ``"cwd"`` string in it."""
-    if source == "codex" and not _SESSION_META_RE.search(partial):
+    cwd_re, session_meta_re = _partial_patterns()
+    if source == "codex" and not session_meta_re.search(partial):
         return None
-    match = _CWD_RE.search(partial)
+    match = cwd_re.search(partial)
     if match is None:
         return None
     try:
@@ -92,6 +100,18 @@ def _kimi_state_cwd(path: str, limit: int) -> tuple[str | None, bool]:
     return _partial_cwd(head[:limit], "kimi"), True
 
 
+def _remembered_head(ctx: Ctx, path: str, source: str) -> tuple[str | None, bool]:
+    """``_head_cwd``, reused under the same stat when ``ctx.remember`` (``memo``; one stat to know)."""
+    if not ctx.remember:
+        return _head_cwd(path, source, ctx.max_head_bytes)
+    try:
+        st = ctx.stat(path)
+    except (OSError, ValueError):
+        return None, False
+    key = ("head", path, source, ctx.max_head_bytes, *memo.identity(st, with_ctime=True))
+    return memo.remembered(key, lambda: _head_cwd(path, source, ctx.max_head_bytes), lambda found: found[1])
+
+
 def unit_cwd(ctx: Ctx, unit: Unit) -> tuple[str | None, bool]:
     """(cwd or None, readable) of one unit; a Claude child without its own cwd inherits its parent's."""
     if unit.kind == "kimi_dir":
@@ -99,7 +119,7 @@ def unit_cwd(ctx: Ctx, unit: Unit) -> tuple[str | None, bool]:
         return _kimi_state_cwd(state, ctx.max_head_bytes) if state else (None, True)
     cwd, readable = (None, True)
     if unit.kind == "jsonl":
-        cwd, readable = _head_cwd(unit.path, unit.source, ctx.max_head_bytes)
+        cwd, readable = _remembered_head(ctx, unit.path, unit.source)
     if cwd is None and unit.parent is not None:
         if unit.parent not in ctx.parent_cwds:
             ctx.parent_cwds[unit.parent] = _head_cwd(unit.parent, unit.source, ctx.max_head_bytes)[0]
