@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 PROG = "obelisk-session-evidence"
 #: stdin is read only up to this many bytes (+1 to detect oversize); see provider.contract.parse.
@@ -32,6 +33,13 @@ def _config_path(args: argparse.Namespace) -> Path:
     return Path(args.config) if args.config else default_config_path(os.environ)
 
 
+def _config_named(args: argparse.Namespace) -> bool:
+    """True when the operator named the config (then a missing file is ``config_invalid``)."""
+    from .admission.config import CONFIG_ENV
+
+    return bool(getattr(args, "config", None) or os.environ.get(CONFIG_ENV))
+
+
 #: Characters some line readers treat as line breaks; escaped so one envelope is always one line.
 _LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"})
 
@@ -42,25 +50,52 @@ def _emit(document: Any) -> None:
     sys.stdout.flush()
 
 
-def _read_request(args: argparse.Namespace) -> bytes:
-    if args.request:
-        with open(args.request, "rb") as handle:
-            return handle.read(STDIN_BOUND + 1)
-    return sys.stdin.buffer.read(STDIN_BOUND + 1)
+def _deadline_ms(args: argparse.Namespace) -> int:
+    """The config's deadline for reading stdin (the default when the config cannot be read: ``answer`` then
+    reports that config problem itself)."""
+    from .admission.config import ProviderConfig, load_config
+    from .errors import ConfigInvalid
+
+    try:
+        return load_config(_config_path(args), must_exist=_config_named(args)).deadline_ms
+    except ConfigInvalid:
+        return ProviderConfig().deadline_ms
+
+
+def _read_request(args: argparse.Namespace, started: float) -> bytes:
+    """The request bytes, at most ``STDIN_BOUND + 1`` of them: a regular ``--request FILE``, or stdin
+    (``--request -`` or no ``--request``) read only until the request's deadline."""
+    from .inputs import read_regular_file, read_until_deadline
+
+    if args.request and args.request != "-":
+        return read_regular_file(args.request, STDIN_BOUND)
+    expires_at = started + _deadline_ms(args) / 1000.0
+    return read_until_deadline(sys.stdin.fileno(), STDIN_BOUND, expires_at)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from .errors import EXIT_CODES, InternalError, MalformedJson
+    import time
+
+    from .errors import EXIT_CODES, DeadlineExceeded, InternalError, MalformedJson
+    from .inputs import InputDeadline, NotRegularFile
     from .service import _envelope, answer
 
+    started = time.monotonic()
     try:
-        raw = _read_request(args)
+        raw = _read_request(args, started)
+    except InputDeadline:
+        late = DeadlineExceeded("the request deadline expired before the request was read to its end")
+        _emit(_envelope(None, "failed", error=late))
+        return EXIT_CODES["failed"]
+    except NotRegularFile:
+        _emit(_envelope(None, "rejected", error=MalformedJson("request file is not a regular file")))
+        return EXIT_CODES["rejected"]
     except OSError:
-        err = MalformedJson("request file could not be read")
-        _emit(_envelope(None, "rejected", error=err))
+        _emit(_envelope(None, "rejected", error=MalformedJson("request file could not be read")))
         return EXIT_CODES["rejected"]
     try:
-        response = answer(raw, db_path=_db_path(args), config_path=_config_path(args))
+        response = answer(raw, db_path=_db_path(args), config_path=_config_path(args),
+                          config_must_exist=_config_named(args), started_at=started)
     except Exception:  # noqa: BLE001 - answer() never raises; this is the last line of defence
         _emit(_envelope(None, "failed", error=InternalError()))
         return EXIT_CODES["internal"]
@@ -69,13 +104,14 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from .inputs import bounded_lines
     from .service import answer
 
-    db, config = _db_path(args), _config_path(args)
-    for line in sys.stdin.buffer:
+    db, config, named = _db_path(args), _config_path(args), _config_named(args)
+    for line in bounded_lines(sys.stdin.buffer, STDIN_BOUND):
         if not line.strip():
             continue
-        response = answer(line[: STDIN_BOUND + 1], db_path=db, config_path=config)
+        response = answer(line, db_path=db, config_path=config, config_must_exist=named)
         _emit(response.envelope)
     return 0
 
@@ -148,12 +184,33 @@ def cmd_qualify(args: argparse.Namespace) -> int:
                            work_dir=Path(args.work_dir) if args.work_dir else None)
 
 
+#: sysexits.h EX_USAGE: the command line itself was wrong (distinct from a rejected request's 2).
+EX_USAGE = 64
+#: "invalid choice: 'x'", "invalid int value: 'x'": the value given is dropped, the option's name kept.
+_GIVEN_VALUE = re.compile(r"(invalid [\w ]+?): ('[^']*'|\S+)")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on exit 64, nothing on stdout, and no argument value echoed to stderr."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            message = "unrecognized arguments"
+        text = _GIVEN_VALUE.sub(r"\1", message)
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {text}\n")
+        raise SystemExit(EX_USAGE)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Read-only, scoped, bounded historical evidence from an Obelisk session index "
                     "(RFC historical_evidence_*_v0).",
     )
+    from ._version import PROVIDER_VERSION
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {PROVIDER_VERSION}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser, db: bool = True) -> None:

@@ -26,7 +26,7 @@ from .contract.models import (
     HistoricalEvidenceResultV0,
     ScopeApplied,
 )
-from .contract.parse import parse_request
+from .contract.parse import load_json_object, validate_request
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
@@ -224,18 +224,29 @@ def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: Prov
     return report.verdict, report.to_public()
 
 
+def _request_id_of(data: Mapping[str, Any]) -> str | None:
+    """The request's own ``request_id`` when it carried a string one (kept on every rejection)."""
+    value = data.get("request_id")
+    return value if isinstance(value, str) else None
+
+
 def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], float] = time.time,
-           vfs: str | None = None, template_dir: Path | None = None) -> Response:
+           vfs: str | None = None, template_dir: Path | None = None, config_must_exist: bool = False,
+           started_at: float | None = None) -> Response:
     """Answer one request. Never raises: every outcome is an envelope with its exit code.
 
-    ``vfs`` and ``template_dir`` exist for tests (a recording VFS; a tampered template set).
+    ``config_must_exist``: the operator named the config (a missing file is ``config_invalid``, not default-off).
+    ``started_at``: the ``time.monotonic()`` at which the request's deadline began (the CLI starts it before
+    reading stdin); default: now. ``vfs`` and ``template_dir`` exist for tests (a recording VFS; a tampered
+    template set).
     """
     request_id: str | None = None
     ctx = _Context()
     try:
-        request = parse_request(raw)
-        request_id = request.request_id
-        config = load_config(config_path)
+        data = load_json_object(raw)
+        request_id = _request_id_of(data)
+        request = validate_request(data)
+        config = load_config(config_path, must_exist=config_must_exist)
         admitted = admit(request, config)
     except ProviderError as err:
         return Response(_envelope(request_id, err.outcome if err.outcome != "internal" else "failed",
@@ -243,7 +254,8 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
     except Exception:  # noqa: BLE001 - one envelope, never a traceback
         return Response(_envelope(request_id, "failed", error=InternalError()), EXIT_CODES["internal"])
     try:
-        return _answer_admitted(admitted, config, db_path, now=now, vfs=vfs, template_dir=template_dir, ctx=ctx)
+        return _answer_admitted(admitted, config, db_path, now=now, vfs=vfs, template_dir=template_dir, ctx=ctx,
+                                started_at=started_at)
     except ProviderError as err:
         outcome = "failed" if err.outcome != "rejected" else "rejected"
         code = EXIT_CODES[err.outcome]
@@ -297,15 +309,16 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
 
 def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path, *,
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
-                     ctx: _Context) -> Response:
+                     ctx: _Context, started_at: float | None = None) -> Response:
     from .bounding.bound import bound
     from .bounding.fold import fold
     from .bounding.receipt import build_receipt, result_json
     from .retrieval.evidence import candidate
     from .retrieval.resolution import link_resolutions
 
-    started = time.monotonic()
+    started = time.monotonic() if started_at is None else started_at
     deadline = Deadline(config.deadline_ms)
+    deadline.expires_at = started + config.deadline_ms / 1000.0  # the deadline began with the read of the request
     now_s = now()
     since = since_for(admitted, config, now_s)
     read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir),
@@ -317,6 +330,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
                      "skipped_evidence_types": list(read.skipped_types)})
     ctx.freshness, fresh_detail = _freshness(read.state.rows, admitted, config, now_s * 1000.0, deadline)
     ctx.meta["freshness_detail"] = _flatten_counts(fresh_detail)
+    deadline.check()  # the deadline covers the work after the read too: folding, bounding, redaction, receipt
     run, prepared = read.run, read.terms
     if run is None or prepared is None:  # pragma: no cover - _read always sets both
         raise InternalError
@@ -325,11 +339,14 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     candidates = link_resolutions([c for c in made if c is not None])
     if prepared.post_filter_terms:
         candidates = [c for c in candidates if c.score > 0]
+    deadline.check()
     folded = fold(candidates)
     report = bound(folded, admitted.limits, fetch_ceiling_reached=run.fetch_ceiling_reached)
+    deadline.check()
     result = _result(admitted, read.state.revision, ctx.freshness, report.items,
                      truncated=report.truncated, omitted=report.omitted_count)
     receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
+    deadline.check()
     ctx.meta.update({
         "templates_run": list(run.templates_run),
         "templates_skipped": list(run.templates_skipped),

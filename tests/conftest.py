@@ -71,10 +71,11 @@ def run_cli(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None,
 
 @pytest.fixture
 def isolated_env(tmp_path: Path) -> dict[str, str]:
-    """Env for CLI runs: HOME, config and DB point into tmp_path (never the real ~/.obelisk)."""
+    """Env for CLI runs: HOME and the platform config dir point into tmp_path (never the real ~/.obelisk);
+    the config is at its default path there (absent: default-off)."""
     home = tmp_path / "home"
     home.mkdir()
-    return {"HOME": str(home), "OBELISK_SESSION_EVIDENCE_CONFIG": str(tmp_path / "config.json"),
+    return {"HOME": str(home),
             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
 
 

@@ -35,10 +35,10 @@ def test_unknown_field_is_rejected_with_exit_2(isolated_env: dict[str, str]) -> 
     result = run_cli("query", stdin=json.dumps(make_request(extra_field=PRIVATE)).encode(), env=isolated_env)
     doc = result.document()
     assert result.code == 2
-    assert doc == {"schema_version": "historical_evidence_response_v0", "request_id": None,
+    assert doc == {"schema_version": "historical_evidence_response_v0", "request_id": "req-1",
                    "outcome": "rejected", "error": {"code": "unknown_field", "retryable": False,
                                                      "detail": "request carries a field the contract does "
-                                                               "not define"},
+                                                               "not define (at the top level of the request)"},
                    "result": None, "receipt": None, "provider_meta": {}}
     assert PRIVATE not in result.stdout + result.stderr
     assert result.stderr == ""

@@ -207,3 +207,39 @@ def test_exclusive_lock_gives_typed_busy_within_the_deadline(fixture_db: tuple[P
     assert sorted(p.name for p in db.parent.iterdir()) == ["obelisk.sqlite"]
     print(f"\nBUSY: deadline_ms={deadline_ms} code={envelope['error']['code']} wall_ms={wall_ms:.1f} "
           f"cli_code={cli.document()['error']['code']} cli_wall_ms={cli_ms:.0f} (incl. interpreter start)")
+
+
+#: Issue 12.6: at a 200 ms deadline on 200,000 messages the whole answer, reads and the work after them
+#: (folding, bounding, redaction, receipt), ends within deadline + 100 ms.
+POST_READ_DEADLINE_MS = 200
+POST_READ_OVERSHOOT_MS = 100
+
+
+def test_deadline_covers_the_work_after_the_reads(large_db: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    db, manifest = large_db
+    config = _big_config(tmp_path / "c.json", manifest, POST_READ_DEADLINE_MS)
+    warm = _big_config(tmp_path / "warm.json", manifest, 5000)
+    common = manifest["terms"]["common"]["term"]
+    asks = [
+        make_request(query_terms=common_terms(common), evidence_types=ALL_TYPES,
+                     limits={"max_sessions": 50, "max_items": 50, "max_snippet_chars": 2000,
+                             "max_total_chars": 32000}),
+        make_request(query_terms=[common], evidence_types=["prior_failure", "tool_outcome"]),
+        make_request(query_terms=[manifest["terms"]["rare"]["term"]], evidence_types=ALL_TYPES),
+    ]
+    assert answer(json.dumps(asks[2]).encode(), db_path=db, config_path=warm).envelope["outcome"] == "ok"
+    walls: list[float] = []
+    outcomes: list[str] = []
+    for request in asks:
+        raw = json.dumps(request).encode()
+        for _ in range(3):
+            started = time.monotonic()
+            response = answer(raw, db_path=db, config_path=config, started_at=started)
+            walls.append((time.monotonic() - started) * 1000.0)
+            envelope = response.envelope
+            code = envelope["error"]["code"] if envelope["error"] else "ok"
+            outcomes.append(code)
+            assert code in ("ok", "timeout"), envelope["error"]
+    print(f"\nPOST-READ-DEADLINE: messages={LARGE_MESSAGES} deadline_ms={POST_READ_DEADLINE_MS} "
+          f"wall_ms={[round(w, 1) for w in walls]} outcomes={outcomes}")
+    assert max(walls) < POST_READ_DEADLINE_MS + POST_READ_OVERSHOOT_MS, walls

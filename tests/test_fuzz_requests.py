@@ -212,8 +212,8 @@ def term_class(term: str) -> str:
 
 def expected_for(obj: dict[str, Any], scopes: tuple[Scope, ...] = SCOPES) -> Expect:
     code = _contract_code(obj)
-    if code is not None:
-        return Expect("rejected", code)
+    if code is not None:  # request_id is kept whenever the request carried a string one (issue 10.6)
+        return _reject(code, obj)
     request_id = obj["request_id"]
     asked = obj["scope"]
     same = [s for s in scopes if s.agent_id == asked["agent_id"] and s.project_id == asked["project_id"]]

@@ -50,7 +50,8 @@ def env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OBELISK", "GIT_"))}
-    base.update({"HOME": str(home), "OBELISK_SESSION_EVIDENCE_CONFIG": str(tmp_path / "cfg" / "config.json"),
+    # The config is found at its default (platform) path: a named config that does not exist is config_invalid.
+    base.update({"HOME": str(home),
                  "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
                  "OBELISK_DB": str(tmp_path / "no-such-obelisk.sqlite")})
     return base
@@ -74,7 +75,7 @@ def cli_text(env: dict[str, str], *args: str) -> tuple[int, str]:
 
 
 def config_file(env: dict[str, str]) -> Path:
-    return Path(env["OBELISK_SESSION_EVIDENCE_CONFIG"])
+    return Path(env["XDG_CONFIG_HOME"]) / "obelisk-session-evidence" / "config.json"
 
 
 def enable_args(*roots: Path | str, agent: str = AGENT, project: str = PROJECT, repository: str = REPOSITORY,
@@ -331,7 +332,7 @@ def test_config_lives_in_the_platform_config_dir(tmp_path: Path, env: dict[str, 
         pytest.skip("XDG layout is the Linux platform config dir")
     root = tmp_path / "project"
     root.mkdir()
-    del env["OBELISK_SESSION_EVIDENCE_CONFIG"]
+    env.pop("OBELISK_SESSION_EVIDENCE_CONFIG", None)
     code, _, _ = cli(env, *enable_args(root))
     assert code == 0
     expected = Path(env["XDG_CONFIG_HOME"]) / "obelisk-session-evidence" / "config.json"
@@ -375,7 +376,7 @@ def test_disable_removes_and_touches_nothing_else(tmp_path: Path, env: dict[str,
     assert [s.agent_id for s in load_config(config_file(env)).scopes] == ["codex-main"]
     assert stat.S_IMODE(config_file(env).stat().st_mode) == 0o600
     assert (db.read_bytes(), db.stat().st_mtime_ns) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg", "home", "obelisk.sqlite", "project"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "obelisk.sqlite", "project", "xdg"]
 
 
 def test_disable_unknown_scope_exits_2(tmp_path: Path, env: dict[str, str]) -> None:

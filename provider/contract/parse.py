@@ -8,6 +8,7 @@ fields only; they never echo request content (an unknown key's name is request c
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -99,14 +100,32 @@ def validate_request(data: dict[str, Any]) -> HistoricalEvidenceRequestV0:
         raise _rejection_for(exc) from None
 
 
+_NULL_OPTIONAL = re.compile(r"optional field '([a-z_]+)' must be absent")
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    """A dotted field path of the contract (list positions are dropped: they are not field names)."""
+    return ".".join(part for part in loc if isinstance(part, str))
+
+
 def _rejection_for(exc: ValidationError) -> InvalidRequest | UnknownField | CrossScopeRequested:
+    """The first problem, named by its field path. Only contract field names appear: an unknown key's own name
+    is request content, so its parent path is named instead."""
     errors = exc.errors(include_url=False, include_input=False, include_context=False)
-    if any(err["type"] == "extra_forbidden" for err in errors):
-        return UnknownField()
+    for err in errors:
+        if err["type"] == "extra_forbidden":
+            parent = _path(err["loc"][:-1])
+            where = f"in {parent}" if parent else "at the top level of the request"
+            return UnknownField(f"request carries a field the contract does not define ({where})")
     for err in errors:
         loc = err["loc"]
         if loc[:1] == ("scope",) and loc[-1] in ("allow_cross_agent", "allow_cross_project"):
-            return CrossScopeRequested()
+            return CrossScopeRequested(f"scope.{loc[-1]} must be false: cross-agent or cross-project retrieval "
+                                       "is not offered")
     first = errors[0]
-    where = ".".join(str(part) for part in first["loc"] if isinstance(part, str)) or "request"
-    return InvalidRequest(f"field {where} is missing or has the wrong type or value")
+    where = _path(first["loc"])
+    null = _NULL_OPTIONAL.search(str(first.get("msg", "")))
+    if null:
+        field = ".".join(part for part in (where, null.group(1)) if part)
+        return InvalidRequest(f"field {field} must be absent, not null")
+    return InvalidRequest(f"field {where or 'request'} is missing or has the wrong type or value")

@@ -1,0 +1,113 @@
+"""Bounded reads of everything the provider is handed: request files, stdin, ``serve`` lines, the config.
+
+Nothing is held beyond its bound: a file is read up to ``limit + 1`` bytes (one more, so the caller can tell
+"too large" from "exactly the limit"); a ``serve`` line longer than its bound is cut at ``limit + 1`` bytes and
+the rest of that line is read and dropped in fixed-size chunks, never buffered; stdin is read only until the
+request's deadline. A path that is not a regular file (a FIFO, a device, a directory) is refused before any
+byte is read, and opening it never blocks (``O_NONBLOCK``).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import stat
+import time
+from collections.abc import Iterator
+from typing import BinaryIO
+
+#: Size of the chunks in which an oversize ``serve`` line is read and dropped.
+DISCARD_CHUNK = 64 * 1024
+
+
+class NotRegularFile(OSError):
+    """The path names a FIFO, device, socket or directory."""
+
+
+class InputDeadline(Exception):
+    """The deadline expired before the input was complete."""
+
+
+def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """Open ``path`` read-only without blocking and return (fd, fstat); refuse anything but a regular file.
+
+    Raises ``FileNotFoundError``/``OSError`` as ``os.open`` does, or :class:`NotRegularFile`.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    try:
+        st = os.fstat(fd)
+        regular = stat.S_ISREG(st.st_mode)
+        if regular:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not regular:
+        os.close(fd)
+        raise NotRegularFile("not a regular file")
+    return fd, st
+
+
+def read_fd(fd: int, limit: int) -> bytes:
+    """Read at most ``limit + 1`` bytes from ``fd``."""
+    parts: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, DISCARD_CHUNK))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the regular file at ``path`` (see :func:`open_regular`)."""
+    fd, _ = open_regular(path)
+    try:
+        return read_fd(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def read_until_deadline(fd: int, limit: int, expires_at: float) -> bytes:
+    """At most ``limit + 1`` bytes of ``fd`` up to end of file; :class:`InputDeadline` at ``expires_at``
+    (a ``time.monotonic()`` value) when the writer neither finishes nor closes it in time."""
+    parts: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        remaining = expires_at - time.monotonic()
+        if remaining <= 0:
+            raise InputDeadline
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            raise InputDeadline
+        chunk = os.read(fd, min(left, DISCARD_CHUNK))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def bounded_lines(stream: BinaryIO, limit: int) -> Iterator[bytes]:
+    """Yield each line of ``stream`` (without its newline), cut to at most ``limit + 1`` bytes.
+
+    The part of an oversize line past its bound is read in :data:`DISCARD_CHUNK` pieces and dropped, so memory
+    stays bounded whatever the caller sends.
+    """
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if line.endswith(b"\n"):
+            yield line[:-1]
+            continue
+        if len(line) <= limit:  # the last line, without a newline
+            yield line
+            return
+        while True:  # drop the rest of this line
+            rest = stream.readline(DISCARD_CHUNK)
+            if not rest or rest.endswith(b"\n"):
+                break
+        yield line
