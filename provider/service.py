@@ -29,7 +29,7 @@ from .contract.models import (
 from .contract.parse import load_json_object, validate_request
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
-from .index.revision import IndexRow, IndexState, read_index_state, transcript_homes_from
+from .index.scope_state import ScopeSet
 from .retrieval.engine import FETCH_CEILING, RunReport, run_templates
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
@@ -52,16 +52,17 @@ class Response:
 
 @dataclass
 class _Read:
-    """Everything taken from the index inside one snapshot."""
+    """Everything taken from the index inside one snapshot (freshness is judged inside it too)."""
 
     tokenizer: str
-    state: IndexState
+    revision: str
     run: RunReport | None
     terms: PreparedTerms | None
     skipped_types: tuple[str, ...]
+    freshness: Freshness = "unknown"
+    freshness_detail: dict[str, object] = field(default_factory=dict)
     open_mode: str = ""
     schema: tuple[str, str] = ("", "")  # verdict, nearest pinned snapshot id
-    state_key: tuple[object, ...] | None = None  # set when the state may be remembered (see _STATE_CACHE)
 
 
 @dataclass
@@ -102,35 +103,13 @@ def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence
 # --- warm-path caches (``serve --stdio`` and library callers answer many requests in one process) --------
 #
 # Each cache holds only what a fresh read would give again, so a hit changes no answer:
-# * index state (index_state rows and the revision digest): only for snapshots opened ``immutable_verified``,
-#   keyed by the database file's full identity (device, inode, size, mtime and ctime in ns) and the schema
-#   cookie. That open mode already rests on "same identity, same bytes" (provider/index/connection.py) and
-#   re-verifies the identity after the read; an entry is stored only after such a verified read. A WAL
-#   database (``ro`` mode) is read afresh every time.
 # * template verification: digests of templates verified in this process that the shipped manifest does not
 #   list (a template is its bytes).
 # * FTS5 query tokenizers, by tokenizer spec (a pure function of the spec).
+# * the schema verdict (``index.schema_verdict``, by file identity and schema cookie).
 # Every request still gets its own connection, snapshot, admission and deadline.
 
-_STATE_CACHE_SIZE = 4
-_STATE_CACHE: dict[tuple[object, ...], IndexState] = {}
 _VERIFIED_TEMPLATES: set[str] = set()
-
-
-def _state_key(snap: ReadSnapshot, has_cursor: bool, cookie: int) -> tuple[object, ...] | None:
-    if snap.mode != "immutable_verified" or snap.identity is None:
-        return None
-    ident = snap.identity
-    return (str(snap.path), ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.ctime_ns, cookie, has_cursor)
-
-
-def _remember_state(key: tuple[object, ...] | None, state: IndexState) -> None:
-    if key is None:
-        return
-    _STATE_CACHE.pop(key, None)
-    _STATE_CACHE[key] = state
-    while len(_STATE_CACHE) > _STATE_CACHE_SIZE:
-        _STATE_CACHE.pop(next(iter(_STATE_CACHE)))
 
 
 def _verify_templates(templates: Sequence[Template], template_dir: Path | None) -> None:
@@ -164,8 +143,11 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
     return any(t["name"] == table and any(c["name"] == column for c in t["columns"]) for t in live["tables"])
 
 
-def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None) -> _Read:
-    from .index.check_schema import schema_verdict
+def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None, *,
+          config: ProviderConfig, now_ms: float) -> _Read:
+    from .index.revision import index_revision
+    from .index.schema_verdict import schema_verdict
+    from .index.scope_state import read_marker_rows, read_scope_set
     from .retrieval.templates import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
@@ -174,17 +156,13 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
         raise SchemaIncompatible("the live index schema is incompatible: " + "; ".join(verdict.problems[:3]))
     tokenizer = verdict.tokenizer or "unicode61"
     has_cursor = _has_column(verdict.live, "index_state", "cursor")
-    state_key = _state_key(snap, has_cursor, verdict.schema_cookie)
-    state = _STATE_CACHE.get(state_key) if state_key is not None else None
-    if state is None:
-        state = read_index_state(snap, has_cursor=has_cursor, schema_cookie=verdict.schema_cookie,
-                                 identity=snap.identity)
     unmet = {t.template: list(t.missing) for t in verdict.templates}
     all_templates = load_templates(template_dir) if template_dir else load_templates()
     templates, skipped = _runnable(lambda t: unmet.get(t.key, ["unknown template"]), admitted.evidence_types,
                                    all_templates)
     scope_sql = scope_template(template_dir) if template_dir else scope_template()
-    if unmet.get(scope_sql.key, ["unknown template"]):
+    scope_runnable = not unmet.get(scope_sql.key, ["unknown template"])
+    if not scope_runnable:
         # Without the scope template nothing can be read within the scope: every type is skipped.
         templates, skipped = [], list(admitted.evidence_types)
     _verify_templates([scope_sql, *templates], template_dir)
@@ -192,34 +170,52 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
+    scope_set = read_scope_set(snap, scope_sql, sources=scope.sources, roots=scope.roots, since=since) \
+        if scope_runnable else None
     run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
-                        window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING))
-    return _Read(tokenizer, state, run, terms, tuple(skipped), open_mode=snap.mode,
-                 schema=(verdict.verdict, verdict.nearest or ""), state_key=state_key)
+                        window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING),
+                        scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None)
+    markers = read_marker_rows(snap)
+    revision = index_revision(snap, schema_cookie=verdict.schema_cookie, identity=snap.identity, markers=markers)
+    freshness, detail = _freshness(snap, scope_set, markers, has_cursor=has_cursor, admitted=admitted,
+                                   config=config, now_ms=now_ms)
+    return _Read(tokenizer, revision, run, terms, tuple(skipped), freshness=freshness, freshness_detail=detail,
+                 open_mode=snap.mode, schema=(verdict.verdict, verdict.nearest or ""))
 
 
-def _freshness(rows: Sequence[IndexRow], admitted: AdmittedRequest, config: ProviderConfig,
-               now_ms: float, deadline: Deadline) -> tuple[Freshness, dict[str, object]]:
-    """Judge freshness from the transcripts on disk within what is left of the request's deadline.
+def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[str, object], *,
+               has_cursor: bool, admitted: AdmittedRequest, config: ProviderConfig,
+               now_ms: float) -> tuple[Freshness, dict[str, object]]:
+    """Judge freshness inside the snapshot, within what is left of the request's deadline.
 
-    The walk stats every in-scope transcript; the stat function checks the deadline, so a huge or slow
-    transcript tree ends the judgement (freshness ``unknown``, disclosed) instead of the request.
+    ``index_state`` is read for the scope's files and the files of the walked directories only (primary-key
+    lookups); the stat function checks the deadline, so a huge or slow transcript tree ends the judgement
+    (freshness ``unknown``, disclosed) instead of the request.
     """
     import os
 
-    from .index.freshness import assess_freshness
+    import apsw
+
+    from .index.freshness import assess_scoped_freshness
+    from .index.scope_state import has_rows_under, read_unit_rows, transcript_homes
+
+    deadline = snap.deadline
 
     def bounded_stat(path: str) -> os.stat_result:
         deadline.check()
         return os.stat(path)
 
-    homes = config.transcript_homes or transcript_homes_from(rows)
     try:
-        report = assess_freshness(rows, roots=admitted.scope.roots, sources=admitted.scope.sources,
-                                  transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat)
-    except DeadlineExceeded:
+        homes = config.transcript_homes or transcript_homes(snap)
+        report = assess_scoped_freshness(
+            scope_set.files if scope_set else (), markers,
+            lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=has_cursor),
+            has_rows_under=lambda prefix: has_rows_under(snap, prefix),
+            roots=admitted.scope.roots, sources=admitted.scope.sources,
+            transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat)
+    except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}
     return report.verdict, report.to_public()
 
@@ -321,15 +317,15 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     deadline.expires_at = started + config.deadline_ms / 1000.0  # the deadline began with the read of the request
     now_s = now()
     since = since_for(admitted, config, now_s)
-    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir),
+    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir, config=config,
+                                                             now_ms=now_s * 1000.0),
                                   deadline=deadline, vfs=vfs)
-    _remember_state(read.state_key, read.state)  # only now: the read was verified unchanged
-    ctx.index_revision = read.state.revision
+    ctx.index_revision = read.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],
                      "schema_snapshot": read.schema[1],
                      "skipped_evidence_types": list(read.skipped_types)})
-    ctx.freshness, fresh_detail = _freshness(read.state.rows, admitted, config, now_s * 1000.0, deadline)
-    ctx.meta["freshness_detail"] = _flatten_counts(fresh_detail)
+    ctx.freshness = read.freshness
+    ctx.meta["freshness_detail"] = _flatten_counts(read.freshness_detail)
     deadline.check()  # the deadline covers the work after the read too: folding, bounding, redaction, receipt
     run, prepared = read.run, read.terms
     if run is None or prepared is None:  # pragma: no cover - _read always sets both
@@ -343,7 +339,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     folded = fold(candidates)
     report = bound(folded, admitted.limits, fetch_ceiling_reached=run.fetch_ceiling_reached)
     deadline.check()
-    result = _result(admitted, read.state.revision, ctx.freshness, report.items,
+    result = _result(admitted, read.revision, ctx.freshness, report.items,
                      truncated=report.truncated, omitted=report.omitted_count)
     receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted))
     deadline.check()

@@ -1,11 +1,12 @@
 -- id: scope.sessions
 -- version: 1
 -- evidence_type: scope
--- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch sessions.jsonl_path
 -- params: sources roots since limit
 -- The sessions in scope, run once per request: the agent's sources, a project path under a bound root on a
 -- path boundary, active since :since. Every evidence template then reads only these sessions (:scope_ids,
--- a primary-key lookup) and still carries the same scope predicates itself.
+-- a primary-key lookup) and still carries the same scope predicates itself. The session's source and
+-- transcript file come along for freshness, which then reads index_state for these files only.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -15,7 +16,7 @@ WITH scope_sessions AS (
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
 )
-SELECT s2.id AS session_id
+SELECT s2.id AS session_id, COALESCE(s2.source, 'claude') AS session_source, s2.jsonl_path AS jsonl_path
 FROM sessions AS s2
 WHERE s2.id IN (SELECT id FROM scope_sessions)
 ORDER BY s2.id

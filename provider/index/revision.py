@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ..bounding.receipt import digest
 from .connection import FileIdentity, ReadSnapshot
@@ -15,6 +15,12 @@ CURSOR_READ_CHARS = 262_144
 
 IndexRow = tuple[str, float | None, int | None, str | None]
 
+#: The top rowid of each table an indexer appends to: one b-tree seek each.
+TOPS_SQL: Final = ("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid) FROM tool_results), "
+                   "(SELECT max(rowid) FROM sessions), (SELECT max(rowid) FROM index_state)")
+#: Marker rows that say nothing about the index's content (a live daemon's pulse): not part of the revision.
+_VOLATILE_MARKERS: Final = frozenset({"__app_heartbeat__"})
+
 
 @dataclass(frozen=True)
 class IndexState:
@@ -24,6 +30,8 @@ class IndexState:
 
 def read_index_state(snap: ReadSnapshot, *, has_cursor: bool, schema_cookie: int,
                      identity: FileIdentity | None) -> IndexState:
+    """Every ``index_state`` row (the operator's ``status`` view; a request reads its scope's rows only,
+    ``scope_state.read_unit_rows``) and the same revision a request reports."""
     if has_cursor:
         sql = "SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state"
     else:
@@ -32,17 +40,24 @@ def read_index_state(snap: ReadSnapshot, *, has_cursor: bool, schema_cookie: int
     rows: list[IndexRow] = []
     for path, mtime, lines, cursor in raw:
         rows.append((str(path), _num(mtime), _int(lines), cursor if isinstance(cursor, str) else None))
-    # Aggregates computed by SQLite rather than a digest of every row in Python: any unit an indexer
-    # touches changes its mtime and line count, any appended evidence moves a rowid top.
-    tops = snap.one("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid) FROM tool_results), "
-                    "(SELECT max(rowid) FROM sessions), sum(mtime), sum(lines_processed), max(mtime), count(*) "
-                    "FROM index_state")
+    markers = {path: mtime for path, mtime, _, _ in rows
+               if len(path) >= 4 and path.startswith("__") and path.endswith("__")}
+    return IndexState(tuple(rows), index_revision(snap, schema_cookie=schema_cookie, identity=identity,
+                                                  markers=markers))
+
+
+def index_revision(snap: ReadSnapshot, *, schema_cookie: int, identity: FileIdentity | None,
+                   markers: Mapping[str, object]) -> str:
+    """``obx1-`` + a digest of cheap aggregates: the top rowid of each growing table (a seek each), the marker
+    rows but the heartbeat (every build moves ``__last_build__``), the schema cookie and the file identity."""
+    tops = snap.one(TOPS_SQL)
     basis: dict[str, Any] = {
         "schema_cookie": schema_cookie,
         "file": [identity.ino, identity.size, identity.mtime_ns] if identity else None,
-        "aggregates": list(tops or ()),
+        "tops": list(tops or ()),
+        "markers": sorted([name, _num(value)] for name, value in markers.items() if name not in _VOLATILE_MARKERS),
     }
-    return IndexState(tuple(rows), "obx1-" + digest(basis).removeprefix("sha256:")[:32])
+    return "obx1-" + digest(basis).removeprefix("sha256:")[:32]
 
 
 def _num(value: object) -> float | None:

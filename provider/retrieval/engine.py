@@ -93,10 +93,15 @@ def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str
 
 def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: Template, sources: Sequence[str],
                   roots: Sequence[str], since: str, terms: PreparedTerms, tokenizer: str,
-                  fetch_limit: int, window_chars: int) -> RunReport:
+                  fetch_limit: int, window_chars: int,
+                  scope_set: tuple[frozenset[str], bool] | None = None) -> RunReport:
+    """``scope_set`` is the scope template's answer when the caller already ran it in this snapshot (the
+    scope is computed once per request); without it the scope template runs here."""
     if not templates:
         return RunReport((), (), (), False, window_chars)
-    in_scope, scope_ceiling = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
+    if scope_set is None:
+        scope_set = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
+    in_scope, scope_ceiling = scope_set
     read = ReadWindow(window_chars)
     base: dict[str, Any] = {
         "sources": json.dumps(list(sources)),

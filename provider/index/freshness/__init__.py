@@ -59,7 +59,14 @@ Verdict precedence (``verdict.decide_verdict``, the one place it lives):
 Paths in ``stale_units``/``unindexed_units`` are private (local ``status`` view only); ``to_public()``
 carries only counts, flags, ages and reason codes. Nothing here logs; malformed input never raises.
 
+A request uses :func:`assess_scoped_freshness` (``scoped``): the same judgement, but only over the
+directories that can hold the scope's transcripts, attributing the files of sessions the index places in
+scope without reading their heads (cost follows the scope; see ``scoped`` for what it leaves out).
+:func:`assess_freshness` walks every transcript (``status``, tests, ``tools/bench_freshness.py``'s baseline).
+
 Modules
+    ``scoped``   the scoped assessment a request uses;
+    ``candidates`` the directories a scoped assessment walks;
     ``rows``     splitting ``index_state`` rows into unit rows and marker values;
     ``scope``    roots, path-boundary containment, supported sources, readable homes;
     ``walk``     discovering transcript units per provider layout;
@@ -83,6 +90,7 @@ from .markers import APP_BUILD_SLACK_MS, HEARTBEAT_FRESH_MS, read_markers
 from .rows import IndexRow as IndexRow
 from .rows import split_rows
 from .scope import SUPPORTED_SOURCES, prepare_roots, readable_homes, wanted_sources
+from .scoped import assess_scoped_freshness as assess_scoped_freshness
 from .tally import Tally, assess_unit, count_missing
 from .verdict import FreshnessReport, Verdict, build_report
 from .walk import WALKERS
@@ -94,6 +102,7 @@ __all__ = [
     "FreshnessReport",
     "Verdict",
     "assess_freshness",
+    "assess_scoped_freshness",
 ]
 
 

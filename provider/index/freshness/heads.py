@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Final
@@ -10,8 +11,13 @@ from .context import Ctx, Unit
 from .walk import kimi_files
 
 _HEAD_CHUNK: Final = 8 * 1024
-_CWD_RE: Final = re.compile(rb'"(?:cwd|workDir)"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
-_SESSION_META_RE: Final = re.compile(rb'"type"\s*:\s*"session_meta"')
+
+
+@functools.cache
+def _partial_patterns() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """(cwd string, Codex session_meta type): compiled on first use, only a head longer than its bound needs them."""
+    return (re.compile(rb'"(?:cwd|workDir)"\s*:\s*"((?:[^"\\]|\\.){1,4096})"'),
+            re.compile(rb'"type"\s*:\s*"session_meta"'))
 
 
 def _record_cwd(record: object, source: str) -> str | None:
@@ -40,9 +46,10 @@ def _line_cwd(line: bytes, source: str) -> str | None:
 
 def _partial_cwd(partial: bytes, source: str) -> str | None:
     """Best effort for a first line longer than the head: the first ``"cwd"`` string in it."""
-    if source == "codex" and not _SESSION_META_RE.search(partial):
+    cwd_re, session_meta_re = _partial_patterns()
+    if source == "codex" and not session_meta_re.search(partial):
         return None
-    match = _CWD_RE.search(partial)
+    match = cwd_re.search(partial)
     if match is None:
         return None
     try:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from .context import Ctx, Unit
+from .context import Ctx, Outcome, Unit
 from .heads import unit_cwd
 from .rows import lookup_row
 from .scope import under_roots
@@ -49,11 +49,18 @@ def assess_unit(ctx: Ctx, unit: Unit, tally: Tally) -> None:
         return
     if not under_roots(cwd, ctx.roots):
         return
+    judge_in_scope(ctx, unit, tally)
+
+
+def judge_in_scope(ctx: Ctx, unit: Unit, tally: Tally, outcome: Outcome | None = None) -> None:
+    """Judge a unit already attributed to the scope into ``tally`` (``outcome`` when already judged)."""
+    tally.seen.add(unit.path)
     row = lookup_row(ctx.rows, unit.path)
     if row is None:
         tally.unindexed.append(unit.path)
         return
-    outcome = judge_unit(ctx, unit, row)
+    if outcome is None:
+        outcome = judge_unit(ctx, unit, row)
     if outcome == "up_to_date":
         tally.up_to_date += 1
     elif outcome == "stale":
@@ -67,20 +74,21 @@ def assess_unit(ctx: Ctx, unit: Unit, tally: Tally) -> None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _claude_slug(path: str) -> str:
+def claude_slug(path: str) -> str:
+    """Claude Code's project directory name for a path: every character but ASCII letters and digits is ``-``."""
     return _SLUG_RE.sub("-", path)
 
 
 def count_missing(ctx: Ctx, homes: Sequence[str], tally: Tally) -> None:
     """Claude rows of deleted files whose project directory is exactly a root's encoding (package docstring)."""
-    slugs = {_claude_slug(root) for root in ctx.roots}
+    slugs = {claude_slug(root) for root in ctx.roots}
     for home in homes:
         projects = os.path.join(home, ".claude", "projects") + os.sep
         for path in ctx.rows:
             if path in tally.seen or not path.startswith(projects):
                 continue
             slug = path[len(projects) :].split(os.sep, 1)[0]
-            if _claude_slug(slug) not in slugs:
+            if claude_slug(slug) not in slugs:
                 continue
             try:
                 ctx.stat(path)

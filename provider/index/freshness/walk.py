@@ -9,7 +9,7 @@ from typing import Final
 from .context import Ctx, Unit
 
 
-def _scan(ctx: Ctx, path: str) -> list[os.DirEntry[str]]:
+def scan(ctx: Ctx, path: str) -> list[os.DirEntry[str]]:
     """Entries of a directory; a missing directory is empty, an unreadable one is recorded."""
     try:
         with os.scandir(path) as it:
@@ -21,14 +21,14 @@ def _scan(ctx: Ctx, path: str) -> list[os.DirEntry[str]]:
         return []
 
 
-def _is_subdir(entry: os.DirEntry[str]) -> bool:
+def is_subdir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
     except OSError:
         return False
 
 
-def _is_file(entry: os.DirEntry[str], suffix: str) -> bool:
+def is_file(entry: os.DirEntry[str], suffix: str) -> bool:
     try:
         return entry.name.endswith(suffix) and entry.is_file()
     except OSError:
@@ -37,60 +37,65 @@ def _is_file(entry: os.DirEntry[str], suffix: str) -> bool:
 
 def _walk_claude_session_dir(ctx: Ctx, session_dir: str, parent: str) -> Iterator[Unit]:
     subagents = os.path.join(session_dir, "subagents")
-    for entry in _scan(ctx, subagents):
-        if _is_file(entry, ".jsonl"):
+    for entry in scan(ctx, subagents):
+        if is_file(entry, ".jsonl"):
             yield Unit(entry.path, "claude", "jsonl", parent)
-    for run in _scan(ctx, os.path.join(subagents, "workflows")):
-        if _is_subdir(run):
-            for entry in _scan(ctx, run.path):
-                if _is_file(entry, ".jsonl"):
+    for run in scan(ctx, os.path.join(subagents, "workflows")):
+        if is_subdir(run):
+            for entry in scan(ctx, run.path):
+                if is_file(entry, ".jsonl"):
                     yield Unit(entry.path, "claude", "jsonl", parent)
-    for entry in _scan(ctx, os.path.join(session_dir, "workflows")):
-        if _is_file(entry, ".json"):
+    for entry in scan(ctx, os.path.join(session_dir, "workflows")):
+        if is_file(entry, ".json"):
             yield Unit(entry.path, "claude", "workflow_json", parent)
 
 
+def walk_claude_project(ctx: Ctx, project: str) -> Iterator[Unit]:
+    """The units of one Claude project directory: main transcripts, subagents, workflow runs."""
+    for entry in scan(ctx, project):
+        if is_file(entry, ".jsonl"):
+            yield Unit(entry.path, "claude", "jsonl")
+        elif is_subdir(entry):
+            parent = os.path.join(project, entry.name + ".jsonl")
+            yield from _walk_claude_session_dir(ctx, entry.path, parent)
+
+
 def _walk_claude(ctx: Ctx, home: str) -> Iterator[Unit]:
-    for project in _scan(ctx, os.path.join(home, ".claude", "projects")):
-        if not _is_subdir(project):
-            continue
-        for entry in _scan(ctx, project.path):
-            if _is_file(entry, ".jsonl"):
-                yield Unit(entry.path, "claude", "jsonl")
-            elif _is_subdir(entry):
-                parent = os.path.join(project.path, entry.name + ".jsonl")
-                yield from _walk_claude_session_dir(ctx, entry.path, parent)
+    for project in scan(ctx, os.path.join(home, ".claude", "projects")):
+        if is_subdir(project):
+            yield from walk_claude_project(ctx, project.path)
 
 
-def _walk_jsonl_tree(ctx: Ctx, top: str, source: str) -> Iterator[Unit]:
+def walk_jsonl_tree(ctx: Ctx, top: str, source: str) -> Iterator[Unit]:
+    """Every ``*.jsonl`` below ``top`` (depth first)."""
     stack = [top]
     while stack:
-        for entry in _scan(ctx, stack.pop()):
-            if _is_subdir(entry):
+        for entry in scan(ctx, stack.pop()):
+            if is_subdir(entry):
                 stack.append(entry.path)
-            elif _is_file(entry, ".jsonl"):
+            elif is_file(entry, ".jsonl"):
                 yield Unit(entry.path, source, "jsonl")
 
 
 def _walk_codex(ctx: Ctx, home: str) -> Iterator[Unit]:
     codex = os.path.join(home, ".codex")
-    yield from _walk_jsonl_tree(ctx, os.path.join(codex, "sessions"), "codex")
+    yield from walk_jsonl_tree(ctx, os.path.join(codex, "sessions"), "codex")
     archived = os.path.join(codex, "archived_sessions")
     if any(path.startswith(archived + os.sep) for path in ctx.rows):
-        yield from _walk_jsonl_tree(ctx, archived, "codex")
+        yield from walk_jsonl_tree(ctx, archived, "codex")
 
 
 def _walk_kimi(ctx: Ctx, home: str) -> Iterator[Unit]:
-    for workspace in _scan(ctx, os.path.join(home, ".kimi-code", "sessions")):
-        if not _is_subdir(workspace):
+    for workspace in scan(ctx, os.path.join(home, ".kimi-code", "sessions")):
+        if not is_subdir(workspace):
             continue
-        for session in _scan(ctx, workspace.path):
-            if _is_subdir(session) and kimi_files(ctx, session.path)[0]:
+        for session in scan(ctx, workspace.path):
+            if is_subdir(session) and kimi_files(ctx, session.path)[0]:
                 yield Unit(session.path, "kimi", "kimi_dir")
 
 
 def _walk_pi(ctx: Ctx, home: str) -> Iterator[Unit]:
-    yield from _walk_jsonl_tree(ctx, os.path.join(home, ".pi", "agent", "sessions"), "pi")
+    yield from walk_jsonl_tree(ctx, os.path.join(home, ".pi", "agent", "sessions"), "pi")
 
 
 WALKERS: Final[Mapping[str, Callable[[Ctx, str], Iterator[Unit]]]] = {
@@ -105,14 +110,14 @@ def kimi_files(ctx: Ctx, session_dir: str) -> tuple[list[str], str | None]:
     """(wire files, state.json or None) of one Kimi session directory."""
     wires: list[str] = []
     state: str | None = None
-    for entry in _scan(ctx, session_dir):
-        if entry.name == "state.json" and _is_file(entry, ".json"):
+    for entry in scan(ctx, session_dir):
+        if entry.name == "state.json" and is_file(entry, ".json"):
             state = entry.path
-        elif entry.name == "wire.jsonl" and _is_file(entry, ".jsonl"):
+        elif entry.name == "wire.jsonl" and is_file(entry, ".jsonl"):
             wires.append(entry.path)
-    for agent in _scan(ctx, os.path.join(session_dir, "agents")):
+    for agent in scan(ctx, os.path.join(session_dir, "agents")):
         wire = os.path.join(agent.path, "wire.jsonl")
-        if _is_subdir(agent) and os.path.isfile(wire):
+        if is_subdir(agent) and os.path.isfile(wire):
             wires.append(wire)
     if state is not None:
         return [state, *wires], state

@@ -1,0 +1,129 @@
+"""Where a scope's transcripts can be: the directories a scoped assessment walks (see ``scoped``).
+
+Claude
+    A project directory is Claude Code's encoding of the session's launch directory (``tally.claude_slug``:
+    every character but ASCII letters and digits becomes ``-``; names longer than 200 characters are cut
+    and given a hash suffix). The encoding is lossy, so the match is conservative: a directory is walked
+    when its name equals a root's encoding, starts with it followed by ``-`` (any path below the root),
+    is a cut name longer than 200 characters whose first 200 characters start with the root's encoding
+    cut to 200, or holds a transcript of a session the index places in scope. Never missing an in-scope
+    directory; sometimes walking a sibling such as ``/a/b-c`` for root ``/a/b`` (its heads then decide).
+Codex
+    ``sessions/YYYY/MM/DD/``: the day directories from two days before the ``__last_build__`` marker on
+    (directory names are local dates, the marker is UTC), and the day directories that hold a transcript
+    of a session in scope. Without the marker, or for a name that is not a date, everything is walked.
+    ``archived_sessions/`` only when the index holds a row under it (as ``walk``), and there only the files
+    of sessions in scope and the files whose name date is on or after that cutoff.
+Kimi and Pi
+    Their layouts carry neither a date nor the project: walked whole (``walk``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Collection, Iterator
+from typing import Final
+
+from .context import Ctx, Unit
+from .tally import claude_slug
+from .walk import WALKERS, is_file, is_subdir, scan, walk_claude_project, walk_jsonl_tree
+
+#: Claude Code cuts longer project directory names and appends a hash.
+CLAUDE_SLUG_CUT: Final = 200
+#: Days before ``__last_build__`` whose Codex day directories are still walked (local dates vs UTC).
+CODEX_SLACK_DAYS: Final = 2
+_ROLLOUT_DATE: Final = re.compile(r"rollout-(\d{4})-(\d{2})-(\d{2})")
+
+Day = tuple[int, ...]
+Probe = Callable[[str], bool]
+
+
+def slug_can_hold(name: str, root_slug: str) -> bool:
+    """Whether a Claude project directory named ``name`` can hold sessions under the root so encoded."""
+    if name == root_slug or name.startswith(root_slug + "-"):
+        return True
+    return len(name) > CLAUDE_SLUG_CUT and name.startswith(root_slug[:CLAUDE_SLUG_CUT])
+
+
+def _first_component_dirs(paths: Collection[str], top: str) -> set[str]:
+    """``top/<first component>`` of every path below ``top``."""
+    prefix = top + os.sep
+    return {prefix + p[len(prefix):].split(os.sep, 1)[0] for p in paths if p.startswith(prefix)}
+
+
+def claude_units(ctx: Ctx, home: str, known: Collection[str]) -> Iterator[Unit]:
+    projects = os.path.join(home, ".claude", "projects")
+    slugs = {claude_slug(root) for root in ctx.roots}
+    holding = _first_component_dirs(known, projects)
+    for project in scan(ctx, projects):
+        if is_subdir(project) and (project.path in holding or any(slug_can_hold(project.name, s) for s in slugs)):
+            yield from walk_claude_project(ctx, project.path)
+
+
+def cutoff_day(last_build_ms: float | None) -> Day | None:
+    """The first Codex day directory (y, m, d) still walked for new files; None: walk every day."""
+    if last_build_ms is None:
+        return None
+    try:
+        moment = time.gmtime(last_build_ms / 1000.0 - CODEX_SLACK_DAYS * 86_400)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return (moment.tm_year, moment.tm_mon, moment.tm_mday)
+
+
+def _dated(entries: list[os.DirEntry[str]]) -> Iterator[tuple[os.DirEntry[str], int | None]]:
+    for entry in entries:
+        yield entry, int(entry.name) if entry.name.isdigit() and len(entry.name) <= 4 else None
+
+
+def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str]) -> Iterator[Unit]:
+    """Day directories at or after ``cutoff`` or holding a known file; anything not date-shaped whole."""
+
+    def wanted(path: str, day: Day) -> bool:
+        if cutoff is None or day >= cutoff[:len(day)]:
+            return True
+        prefix = path + os.sep
+        return any(h == path or h.startswith(prefix) for h in holding)
+
+    def walk(path: str, day: Day) -> Iterator[Unit]:
+        for entry, number in _dated(scan(ctx, path)):
+            if is_file(entry, ".jsonl"):
+                yield Unit(entry.path, "codex", "jsonl")
+            elif not is_subdir(entry):
+                continue
+            elif number is None or len(day) == 3:
+                yield from walk_jsonl_tree(ctx, entry.path, "codex")  # not a date level: walked whole
+            elif wanted(entry.path, (*day, number)):
+                yield from walk(entry.path, (*day, number))
+
+    yield from walk(top, ())
+
+
+def _archived(ctx: Ctx, top: str, cutoff: Day | None, known: Collection[str]) -> Iterator[Unit]:
+    for unit in walk_jsonl_tree(ctx, top, "codex"):
+        match = _ROLLOUT_DATE.match(os.path.basename(unit.path))
+        if cutoff is None or match is None or unit.path in known or \
+                tuple(int(g) for g in match.groups()) >= cutoff:
+            yield unit
+
+
+def codex_units(ctx: Ctx, home: str, known: Collection[str], cutoff: Day | None,
+                has_rows_under: Probe) -> Iterator[Unit]:
+    codex = os.path.join(home, ".codex")
+    holding = {os.path.dirname(p) for p in known}
+    yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, holding)
+    archived = os.path.join(codex, "archived_sessions")
+    if has_rows_under(archived + os.sep):
+        yield from _archived(ctx, archived, cutoff, known)
+
+
+def candidate_units(ctx: Ctx, home: str, source: str, *, known: Collection[str], cutoff: Day | None,
+                    has_rows_under: Probe) -> Iterator[Unit]:
+    """The units of ``source`` in ``home`` that can belong to the scope (module docstring)."""
+    if source == "claude":
+        return claude_units(ctx, home, known)
+    if source == "codex":
+        return codex_units(ctx, home, known, cutoff, has_rows_under)
+    return WALKERS[source](ctx, home)

@@ -1,0 +1,141 @@
+"""Freshness from what the index already knows: cost follows the scope, not the transcript tree.
+
+The caller passes the transcript files of the sessions the index places in scope (``sessions.jsonl_path`` of
+the scope set, read in the request's snapshot), the marker rows, and a row lookup that reads ``index_state``
+for given paths only (primary-key lookups in the same snapshot). Then:
+
+* only the directories that can hold the scope's transcripts are listed (``candidates``);
+* a file of a session in scope, or a Claude subagent or workflow file of such a session, is in scope by the
+  index's own attribution (the ``project_path`` the scope template matched): judged, no head read;
+* a Codex rollout the index has a row for that is not a session in scope is skipped without a stat (a day
+  directory holds every project's rollouts of that day);
+* any other file the index has a row for whose cursor still matches the file is up to date whatever its
+  scope: it cannot change the verdict, so its head is not read and it is not counted;
+* a file the index does not know, or whose cursor no longer matches, is attributed by its head as in
+  ``assess_freshness`` (unindexed or stale when in scope);
+* a file of a session in scope that no listed directory held is judged where the index says it is; when it
+  is gone it counts as missing on disk.
+
+So stats and reads stay O(files in scope + files in walked directories). The verdict rules are those of
+``verdict.decide_verdict``. Differences from the full walk: ``units_in_scope`` leaves out indexed, unchanged
+files of sessions outside the scope set that heads would place in scope (e.g. a Codex child thread, a session
+older than the recency window); an indexed Codex child thread that grew, a session outside the recency window
+resumed into an old Codex day directory, and a new rollout in an old day directory holding no session in
+scope are not seen until a build indexes them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from .candidates import Probe, candidate_units, cutoff_day
+from .context import Ctx, Unit
+from .markers import read_markers
+from .rows import IndexRow, Row
+from .scope import SUPPORTED_SOURCES, norm_path, prepare_roots, readable_homes, wanted_sources
+from .tally import Tally, assess_unit, judge_in_scope
+from .units import judge_unit
+from .verdict import FreshnessReport, build_report
+
+RowLookup = Callable[[Sequence[str]], Mapping[str, IndexRow]]
+#: Sources whose ``sessions.jsonl_path`` is the transcript unit itself (Kimi's unit is a directory, Pi is
+#: walked whole): a known file of these is judged even when no walked directory held it.
+_FILE_SOURCES = ("claude", "codex")
+
+
+def _rows(lookup: RowLookup, paths: Sequence[str]) -> dict[str, Row]:
+    found = lookup(paths)
+    return {path: Row(mtime=row[1], lines=row[2], cursor=row[3]) for path, row in found.items()}
+
+
+def _load_rows(ctx: Ctx, lookup: RowLookup, paths: Sequence[str]) -> None:
+    """``ctx.rows`` for ``paths``, then for the resolved form of the paths without a row."""
+    ctx.rows.update(_rows(lookup, paths))
+    resolved = {}
+    for path in paths:
+        if path not in ctx.rows:
+            real = os.path.realpath(path)
+            if real != path:
+                resolved[real] = path
+    if resolved:
+        ctx.rows.update(_rows(lookup, sorted(resolved)))
+
+
+def _assess(ctx: Ctx, unit: Unit, known: Mapping[str, str], tally: Tally) -> None:
+    if unit.path in known or (unit.parent is not None and unit.parent in known):
+        judge_in_scope(ctx, unit, tally)
+        return
+    row = ctx.rows.get(unit.path)
+    if row is not None and unit.source == "codex":
+        tally.seen.add(unit.path)
+        return  # another session's rollout the index holds (or a child thread): not even statted
+    if row is not None and unit.kind != "kimi_dir" and judge_unit(ctx, unit, row) == "up_to_date":
+        tally.seen.add(unit.path)
+        return  # indexed and unchanged: whatever its scope, it cannot change the verdict
+    assess_unit(ctx, unit, tally)
+
+
+def assess_scoped_freshness(
+    known_files: Sequence[tuple[str, str]],
+    markers: Mapping[str, object],
+    *,
+    lookup: RowLookup,
+    has_rows_under: Probe,
+    roots: Sequence[str],
+    sources: Sequence[str],
+    transcript_homes: Sequence[Path],
+    now_ms: float,
+    stat: Callable[[str], os.stat_result] = os.stat,
+    max_head_bytes: int = 64 * 1024,
+    mtime_tolerance_ms: float = 1.0,
+) -> FreshnessReport:
+    """Judge the scope's freshness from ``known_files`` ((path, source) of the sessions in scope) and the
+    candidate directories (module docstring). Never raises on malformed rows, cursors or transcripts."""
+    root_list, roots_ok = prepare_roots(roots, stat)
+    ctx = Ctx(stat=stat, max_head_bytes=max(1, int(max_head_bytes)), tol=abs(float(mtime_tolerance_ms)),
+              roots=root_list, rows={})
+    if not roots_ok:
+        ctx.reasons.add("unreadable_root")
+    wanted = wanted_sources(sources)
+    supported = [s for s in wanted if s in SUPPORTED_SOURCES]
+    if len(supported) < len(wanted):
+        ctx.reasons.add("unsupported_source")
+    homes = readable_homes(ctx, transcript_homes)
+    marks = read_markers(markers)
+    tally = Tally()
+    if root_list:
+        known: dict[str, str] = {}
+        for raw, source in known_files:
+            path = norm_path(raw)
+            if path is not None and source in supported:
+                known[path] = source
+        cutoff = cutoff_day(marks.last_build)
+        units: list[Unit] = []
+        for home in homes:
+            for source in supported:
+                mine = [p for p, s in known.items() if s == source]
+                units.extend(candidate_units(ctx, home, source, known=mine, cutoff=cutoff,
+                                             has_rows_under=has_rows_under))
+        listed = {unit.path for unit in units}
+        strays = [Unit(p, s, "jsonl") for p, s in sorted(known.items()) if s in _FILE_SOURCES and p not in listed]
+        _load_rows(ctx, lookup, [unit.path for unit in units] + [unit.path for unit in strays])
+        for unit in units:
+            _assess(ctx, unit, known, tally)
+        for unit in strays:
+            _judge_stray(ctx, unit, tally)
+    judgeable = bool(root_list and supported and homes)
+    return build_report(ctx, tally, marks, wanted, now_ms=now_ms, judgeable=judgeable)
+
+
+def _judge_stray(ctx: Ctx, unit: Unit, tally: Tally) -> None:
+    """A file of a session in scope outside every walked directory: judged there, or missing on disk."""
+    try:
+        ctx.stat(unit.path)
+    except FileNotFoundError:
+        tally.missing_on_disk += 1
+        return
+    except (OSError, ValueError):
+        pass  # judged below as unreadable
+    judge_in_scope(ctx, unit, tally)

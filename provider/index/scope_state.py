@@ -1,0 +1,128 @@
+"""What a request reads about its scope inside its snapshot, beside the evidence: the scope set, the
+``index_state`` rows of given transcript files, the marker rows and the transcript homes.
+
+Every statement here is proportional to the scope (or constant), never to the whole index: ``index_state``
+is read by its primary key (``jsonl_path``), one batch per call; markers are one primary-key range; the
+homes come from a bounded skip-scan of that key. The revision (``revision.index_revision``) comes from
+``max(rowid)`` seeks and these marker rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..retrieval.engine import SCOPE_SESSION_CEILING
+from ..retrieval.engine import _roots_json as roots_param
+from ..retrieval.templates import Template
+from .connection import ReadSnapshot
+from .revision import CURSOR_READ_CHARS, IndexRow
+
+#: Homes looked for at most (each step of the skip-scan is one primary-key seek).
+MAX_HOME_STEPS: Final = 64
+#: Marker rows read at most.
+MAX_MARKERS: Final = 200
+_HOME_MARKERS: Final = ("/.claude/", "/.codex/", "/.kimi-code/", "/.pi/")
+_TOP: Final = "\U0010ffff"
+
+#: Every statement of this module (fixed text; tests/test_query_plans.py checks each one's plan).
+UNIT_ROWS_SQL: Final = ("SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state "
+                        "WHERE jsonl_path IN (SELECT value FROM json_each(:paths))")
+UNIT_ROWS_NO_CURSOR_SQL: Final = ("SELECT jsonl_path, mtime, lines_processed, NULL FROM index_state "
+                                  "WHERE jsonl_path IN (SELECT value FROM json_each(:paths))")
+PREFIX_SQL: Final = "SELECT 1 FROM index_state WHERE jsonl_path >= :lo AND jsonl_path < :hi LIMIT 1"
+MARKERS_SQL: Final = ("SELECT jsonl_path, mtime FROM index_state WHERE jsonl_path >= '__' AND jsonl_path < '_`' "
+                      "ORDER BY jsonl_path LIMIT :n")
+NEXT_PATH_SQL: Final = "SELECT jsonl_path FROM index_state WHERE jsonl_path > :after ORDER BY jsonl_path LIMIT 1"
+STATEMENTS: Final = (UNIT_ROWS_SQL, UNIT_ROWS_NO_CURSOR_SQL, PREFIX_SQL, MARKERS_SQL, NEXT_PATH_SQL)
+
+
+@dataclass(frozen=True)
+class ScopeSet:
+    """The sessions in scope, computed once per request by the scope template."""
+
+    ids: frozenset[str]
+    files: tuple[tuple[str, str], ...]  # (transcript path, source) of the sessions in scope (private)
+    ceiling_reached: bool
+
+
+def read_scope_set(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Sequence[str],
+                   since: str) -> ScopeSet:
+    """Run the scope template once: the ids, the transcript files and whether the ceiling was reached."""
+    values: dict[str, Any] = {"sources": json.dumps(list(sources)), "roots": roots_param(roots),
+                              "since": since, "limit": SCOPE_SESSION_CEILING}
+    rows = snap.rows(scope.sql, {name: values[name] for name in scope.params})
+    ids: set[str] = set()
+    files: list[tuple[str, str]] = []
+    for row in rows:
+        ids.add(str(row[0]))
+        if len(row) >= 3 and isinstance(row[2], str) and row[2]:
+            files.append((row[2], str(row[1])))
+    return ScopeSet(frozenset(ids), tuple(files), len(rows) >= SCOPE_SESSION_CEILING)
+
+
+def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool) -> dict[str, IndexRow]:
+    """The ``index_state`` rows of exactly these paths (primary-key lookups), by path."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return {}
+    sql = UNIT_ROWS_SQL if has_cursor else UNIT_ROWS_NO_CURSOR_SQL
+    params: dict[str, Any] = {"paths": json.dumps(wanted)}
+    if has_cursor:
+        params["n"] = CURSOR_READ_CHARS
+    out: dict[str, IndexRow] = {}
+    for path, mtime, lines, cur in snap.rows(sql, params):
+        out[str(path)] = (str(path), _num(mtime), _int(lines), cur if isinstance(cur, str) else None)
+    return out
+
+
+def has_rows_under(snap: ReadSnapshot, prefix: str) -> bool:
+    """Whether ``index_state`` holds any path starting with ``prefix`` (one primary-key range probe)."""
+    if not prefix:
+        return False
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    return snap.one(PREFIX_SQL, {"lo": prefix, "hi": upper}) is not None
+
+
+def read_marker_rows(snap: ReadSnapshot) -> dict[str, object]:
+    """Marker rows (``__…__``) by name: their ``mtime`` value (one primary-key range, bounded)."""
+    rows = snap.rows(MARKERS_SQL, {"n": MAX_MARKERS})
+    return {str(name): mtime for name, mtime in rows
+            if isinstance(name, str) and len(name) >= 4 and name.endswith("__")}
+
+
+def transcript_homes(snap: ReadSnapshot) -> tuple[str, ...]:
+    """The HOME-like directories the indexer read from, by a skip-scan over ``index_state``'s key.
+
+    Each step seeks the first path after the last home's tool folder, so the cost is one seek per
+    (home, tool) pair, not one per row; bounded by ``MAX_HOME_STEPS``.
+    """
+    homes: set[str] = set()
+    after = ""
+    for _ in range(MAX_HOME_STEPS):
+        row = snap.one(NEXT_PATH_SQL, {"after": after})
+        if row is None or not isinstance(row[0], str):
+            break
+        path = row[0]
+        if path.startswith("__"):
+            after = "__" + _TOP  # the marker rows sort together: skip them all
+            continue
+        for marker in _HOME_MARKERS:
+            at = path.find(marker)
+            if at > 0:
+                homes.add(path[:at])
+                after = path[:at + len(marker)] + _TOP
+                break
+        else:
+            after = path
+    return tuple(sorted(homes))
+
+
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -1,0 +1,85 @@
+"""Cold start of ``query``: what a fresh process imports, counted with ``python -X importtime``.
+
+No timing is asserted (the machine is shared and noisy): the test counts the modules a real ``query``
+subprocess loads and asserts that the ones only other commands need are absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CLI, REPO, make_request, scope_entry, write_config
+
+#: Generous: about 280 modules load today (pydantic and its dependencies are most of them).
+MODULE_BUDGET = 400
+#: Modules only other commands need: the SQL verifier, the operator's check-schema, the fixture builder,
+#: qualification, and the retry library (loaded only when a read has to be retried).
+FORBIDDEN = ("sqlglot", "obelisk_session_evidence.index.check_schema", "obelisk_session_evidence.fixtures",
+             "obelisk_session_evidence.qualify", "tenacity")
+
+
+def imported_modules(stderr: str) -> list[str]:
+    """Module names from ``-X importtime`` lines (``import time: self | cumulative | name``)."""
+    names = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:"):
+            continue
+        name = line.rsplit("|", 1)[-1].strip()
+        if name != "imported package":
+            names.append(name)
+    return names
+
+
+@pytest.fixture(scope="module")
+def query_imports(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    from obelisk_session_evidence.fixtures.builder import build_fixture
+
+    out = tmp_path_factory.mktemp("cold")
+    info = build_fixture(out, generation="current")
+    manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
+    config = write_config(out / "config.json", [scope_entry("claude-main", "acme", "acme-api", ["claude"],
+                                                            [str(manifest["repos"]["alpha-svc"])])])
+    request = make_request(evidence_types=["prior_failure", "tool_outcome", "decision", "file_history",
+                                           "summary"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OBELISK") and k != "PYTHONPROFILEIMPORTTIME"}
+    env["HOME"] = str(out / "home")
+    proc = subprocess.run([sys.executable, "-X", "importtime", *CLI[1:], "query", "--db", str(info.db_path),
+                           "--config", str(config)], input=json.dumps(request).encode(), capture_output=True,
+                          env=env, cwd=REPO, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout[:500]
+    document = json.loads(proc.stdout)
+    assert document["outcome"] == "ok" and document["result"]["items"]
+    return imported_modules(proc.stderr.decode("utf-8", "replace"))
+
+
+def test_query_imports_none_of_the_other_commands_modules(query_imports: list[str]) -> None:
+    assert "obelisk_session_evidence.service" in query_imports  # the parse saw the real request path
+    loaded = [name for name in query_imports
+              if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)]
+    assert loaded == []
+
+
+def test_query_module_count_stays_within_budget(query_imports: list[str]) -> None:
+    assert 50 < len(query_imports) <= MODULE_BUDGET
+
+
+def test_importtime_parser_reads_nested_names() -> None:
+    sample = ("import time: self [us] | cumulative | imported package\n"
+              "import time:       855 |      40692 |       pydantic\n"
+              "import time:        12 |         12 | sqlglot.parser\n")
+    assert imported_modules(sample) == ["pydantic", "sqlglot.parser"]
+
+
+def test_schema_verdict_module_stands_alone() -> None:
+    """The query path's schema module must not pull the operator command back in (a fresh interpreter)."""
+    code = ("import sys, obelisk_session_evidence.index.schema_verdict as m; "
+            "print(sorted(n for n in sys.modules if n.endswith('check_schema') or n.startswith('sqlglot')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=Path(REPO), check=True,
+                         timeout=60).stdout.decode().strip()
+    assert out == "[]"

@@ -1,0 +1,277 @@
+"""Freshness from what the index already knows (issue 13.1): same verdicts as the full walk, cost of the scope.
+
+Real SQLite databases (``index_state`` and ``sessions`` tables), real transcript files, real stats; stats and
+file opens are counted (a counting ``stat`` and an audit hook), never timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import realobelisk as ro
+from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
+from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness, assess_scoped_freshness
+from obelisk_session_evidence.index.freshness.candidates import cutoff_day, slug_can_hold
+from obelisk_session_evidence.index.freshness.tally import claude_slug
+from obelisk_session_evidence.index.scope_state import (
+    has_rows_under,
+    read_marker_rows,
+    read_scope_set,
+    read_unit_rows,
+    transcript_homes,
+)
+from obelisk_session_evidence.retrieval.templates import scope_template
+
+from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, sig5
+
+# ------------------------------------------------------------------------------------------- counting
+
+
+_OPENS: list[str] = []
+_COUNTING = {"on": False}
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _COUNTING["on"] and event == "open" and isinstance(args[0], str) and args[0].endswith((".jsonl", ".json")):
+        _OPENS.append(args[0])
+
+
+sys.addaudithook(_audit)
+
+
+class Counted:
+    """A real ``os.stat`` that counts its calls, and the transcript files opened meanwhile."""
+
+    def __init__(self) -> None:
+        self.stats = 0
+        self.opens = 0
+
+    def stat(self, path: str) -> os.stat_result:
+        self.stats += 1
+        return os.stat(path)
+
+    def __enter__(self) -> Counted:
+        _OPENS.clear()
+        _COUNTING["on"] = True
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        _COUNTING["on"] = False
+        self.opens = len(_OPENS)
+
+
+# ---------------------------------------------------------------------------------- a real index
+
+
+def build_index(db: Path, rows: Sequence[tuple[str, float | None, int | None, str | None]],
+                sessions: Sequence[tuple[str, str, str, str]]) -> Path:
+    """A database with ``index_state`` rows and ``sessions`` (id, source, project_path, jsonl_path)."""
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE index_state (jsonl_path TEXT PRIMARY KEY, mtime REAL, lines_processed INTEGER, cursor TEXT);"
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT, project TEXT, project_path TEXT, started_at TEXT,"
+        " ended_at TEXT, git_branch TEXT, version TEXT, message_count INTEGER DEFAULT 0, jsonl_path TEXT,"
+        " source TEXT DEFAULT 'claude');"
+        "CREATE TABLE messages (uuid TEXT PRIMARY KEY); CREATE TABLE tool_results (tool_use_id TEXT PRIMARY KEY);"
+        "CREATE INDEX idx_sessions_source ON sessions(source);")
+    conn.executemany("INSERT INTO index_state VALUES (?,?,?,?)", rows)
+    conn.executemany("INSERT INTO sessions (id, source, project_path, jsonl_path, started_at, ended_at) "
+                     "VALUES (?,?,?,?,'2026-01-01T00:00:00Z','2026-01-01T00:00:00Z')", sessions)
+    conn.commit()
+    conn.close()
+    return db
+
+
+def scoped(db: Path, *, roots: Sequence[str], sources: Sequence[str], homes: Sequence[Path] | None = None,
+           stat: object = os.stat, now_ms: float = NOW_MS) -> FreshnessReport:
+    """The scoped assessment exactly as a request runs it: every index read inside one snapshot."""
+
+    def work(snap: ReadSnapshot) -> FreshnessReport:
+        scope = read_scope_set(snap, scope_template(), sources=sources, roots=roots, since="")
+        has_cursor = any(r[0] == "cursor" for r in snap.rows("SELECT name FROM pragma_table_info('index_state')"))
+        found_homes = [Path(h) for h in transcript_homes(snap)] if homes is None else homes
+        return assess_scoped_freshness(
+            scope.files, read_marker_rows(snap),
+            lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=has_cursor),
+            has_rows_under=lambda prefix: has_rows_under(snap, prefix),
+            roots=roots, sources=sources, transcript_homes=found_homes, now_ms=now_ms,
+            stat=stat)  # type: ignore[arg-type]
+
+    report, _mode = read_index(db, work, deadline=Deadline(60_000))
+    return report
+
+
+def full(db: Path, *, roots: Sequence[str], sources: Sequence[str], homes: Sequence[Path],
+         now_ms: float = NOW_MS) -> FreshnessReport:
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    try:
+        rows = list(conn.execute("SELECT jsonl_path, mtime, lines_processed, cursor FROM index_state"))
+    finally:
+        conn.close()
+    return assess_freshness(rows, roots=roots, sources=sources, transcript_homes=homes, now_ms=now_ms)
+
+
+# ------------------------------------------------------------------------------ real Obelisk data
+
+
+@pytest.mark.real_obelisk
+@pytest.mark.parametrize(("db", "tree"), [("fresh", "fresh"), ("stale", "stale"), ("reindexed", "stale")])
+@pytest.mark.parametrize("roots", [REAL_ROOTS, ["/tmp/obelisk-home/src/acme-web"],
+                                   ["/tmp/obelisk-home/src/acme-api-wt-auth"]])
+def test_real_index_same_verdict_and_stale_units_as_the_full_walk(tmp_path: Path, db: str, tree: str,
+                                                                   roots: list[str]) -> None:
+    copy = ro.db_copy(db, tmp_path)  # type: ignore[arg-type]
+    with ro.materialized(tree) as home:  # type: ignore[arg-type]
+        now = time.time() * 1000
+        walked = full(copy, roots=roots, sources=["claude", "codex"], homes=[home], now_ms=now)
+        mine = scoped(copy, roots=roots, sources=["claude", "codex"], now_ms=now)
+    assert mine.verdict == walked.verdict, (mine.to_public(), walked.to_public())
+    assert mine.stale_units == walked.stale_units
+    assert mine.unindexed_units == walked.unindexed_units
+    assert mine.up_to_date <= walked.up_to_date
+
+
+# ------------------------------------------------------------------------------- synthetic homes
+
+
+class Home:
+    """``n_projects`` repositories, each with Claude and Codex sessions, all indexed; one root is the scope."""
+
+    def __init__(self, tmp: Path, n_projects: int, per_project: int) -> None:
+        self.tmp = tmp
+        self.home = tmp / "home"
+        self.rows: list[tuple[str, float | None, int | None, str | None]] = [
+            ("__last_build__", NOW_MS - 60_000, 0, None),
+            ("__claude_canonical_transcript_v3__", NOW_MS - 60_000, 0, None),
+            ("__codex_canonical_transcript_v3__", NOW_MS - 60_000, 0, None),
+        ]
+        self.sessions: list[tuple[str, str, str, str]] = []
+        self.repos = [tmp / "src" / f"repo{i:03d}" for i in range(n_projects)]
+        for i, repo in enumerate(self.repos):
+            repo.mkdir(parents=True)
+            for k in range(per_project):
+                if k % 2 == 0:
+                    path = claude_session(self.home, repo, f"c{i:03d}-{k:03d}")
+                    self.add(path, "claude", repo, f"c{i:03d}-{k:03d}")
+                else:
+                    path = codex_session(self.home, repo, f"x{i:03d}-{k:03d}")
+                    self.add(path, "codex", repo, f"codex:x{i:03d}-{k:03d}")
+
+    def add(self, path: Path, source: str, repo: Path, sid: str) -> None:
+        cursor = sig5(path)
+        self.rows.append((str(path), float(cursor.split(":")[0]), int(cursor.split(":")[1]), cursor))
+        self.sessions.append((sid, source, str(repo), str(path)))
+
+    def db(self) -> Path:
+        return build_index(self.tmp / f"idx-{len(list(self.tmp.glob('idx-*')))}.sqlite", self.rows, self.sessions)
+
+
+def test_cost_follows_the_scope(tmp_path: Path) -> None:
+    """400 transcripts, 10 in scope: the scoped walk stats and opens only the scope's files."""
+    h = Home(tmp_path, n_projects=40, per_project=10)
+    db = h.db()
+    root = [str(h.repos[7])]
+    with Counted() as all_files:
+        walked = assess_freshness(
+            [tuple(r) for r in h.rows], roots=root, sources=["claude", "codex"], transcript_homes=[h.home],
+            now_ms=NOW_MS, stat=all_files.stat)
+    with Counted() as counted:
+        mine = scoped(db, roots=root, sources=["claude", "codex"], stat=counted.stat)
+    assert walked.verdict == mine.verdict == "fresh"
+    assert walked.units_in_scope == mine.units_in_scope == 10
+    assert all_files.opens >= 400  # the full walk reads every head
+    assert counted.opens == 0  # every in-scope file is attributed by the index: no head read
+    # one stat per in-scope file, plus the root and home checks
+    assert counted.stats <= 10 + 4, counted.stats
+
+
+def test_scoped_verdicts_follow_changes_like_the_full_walk(tmp_path: Path) -> None:
+    h = Home(tmp_path, n_projects=6, per_project=4)
+    repo = h.repos[2]
+    sibling = tmp_path / "src" / "repo002-evil"  # a textual prefix sibling, never in scope
+    sibling.mkdir()
+    root = [str(repo)]
+
+    def both() -> tuple[FreshnessReport, FreshnessReport]:
+        db = h.db()
+        return (scoped(db, roots=root, sources=["claude", "codex"]),
+                full(db, roots=root, sources=["claude", "codex"], homes=[h.home]))
+
+    mine, walked = both()
+    assert mine.verdict == walked.verdict == "fresh"
+    # an out-of-scope session (the sibling) grows and a new one appears: still fresh
+    claude_session(h.home, sibling, "evil-new")
+    codex_session(h.home, sibling, "evil-new-x")
+    _append(Path(h.sessions[0][3]), {"type": "user", "cwd": str(h.repos[0])})
+    mine, walked = both()
+    assert mine.verdict == walked.verdict == "fresh"
+    # an in-scope Claude transcript grows: stale, the same unit named
+    grown = Path(next(s[3] for s in h.sessions if s[2] == str(repo) and s[1] == "claude"))
+    _append(grown, {"type": "user", "cwd": str(repo)})
+    mine, walked = both()
+    assert mine.verdict == walked.verdict == "stale"
+    assert mine.stale_units == walked.stale_units == (str(grown),)
+    # a new, unindexed in-scope Codex rollout in a day directory holding the scope's sessions: incomplete
+    new = codex_session(h.home, repo / "sub", "brand-new")
+    mine, walked = both()
+    assert mine.verdict == walked.verdict == "incomplete"
+    assert mine.unindexed_units == walked.unindexed_units == (str(new),)
+
+
+def test_deleted_in_scope_transcript_is_missing_on_disk(tmp_path: Path) -> None:
+    h = Home(tmp_path, n_projects=3, per_project=4)
+    repo = h.repos[1]
+    gone = Path(next(s[3] for s in h.sessions if s[2] == str(repo) and s[1] == "codex"))
+    gone.unlink()
+    report = scoped(h.db(), roots=[str(repo)], sources=["claude", "codex"], homes=[h.home])
+    assert report.missing_on_disk == 1
+    assert report.verdict == "fresh"
+
+
+def _day_dir(home: Path, day: tuple[int, int, int]) -> Path:
+    return home / ".codex" / "sessions" / f"{day[0]:04d}" / f"{day[1]:02d}" / f"{day[2]:02d}"
+
+
+def test_codex_old_day_directories_without_scope_files_are_not_listed(tmp_path: Path) -> None:
+    """An unindexed in-scope rollout in an old day directory with no in-scope session is not seen (the
+    documented limit), one in a day directory after the last build is."""
+    h = Home(tmp_path, n_projects=2, per_project=2)
+    repo = h.repos[0]
+    old = _day_dir(h.home, (2020, 1, 1)) / "rollout-2020-01-01T00-00-00-old.jsonl"
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps({"type": "session_meta", "payload": {"id": "old", "cwd": str(repo)}}) + "\n")
+    build_day = cutoff_day(NOW_MS)
+    assert build_day is not None
+    recent = _day_dir(h.home, build_day) / "rollout-recent.jsonl"
+    recent.parent.mkdir(parents=True, exist_ok=True)
+    recent.write_text(json.dumps({"type": "session_meta", "payload": {"id": "new", "cwd": str(repo)}}) + "\n")
+    report = scoped(h.db(), roots=[str(repo)], sources=["codex"], homes=[h.home])
+    assert report.unindexed_units == (str(recent),)
+
+
+def test_claude_slug_matching_is_conservative() -> None:
+    root = "/home/u/src/alpha.svc"
+    slug = claude_slug(root)
+    assert slug == "-home-u-src-alpha-svc"
+    assert slug_can_hold(slug, slug)
+    assert slug_can_hold(claude_slug(root + "/pkg/x_y"), slug)  # any path below the root
+    assert slug_can_hold(claude_slug("/home/u/src/alpha-svc"), slug)  # lossy: a sibling may be walked
+    assert not slug_can_hold(claude_slug("/home/u/src/beta"), slug)
+    assert not slug_can_hold(claude_slug("/home/u/src"), slug)
+    long_root = "/r/" + "d" * 230
+    cut = claude_slug(long_root)[:200] + "-1a2b3c"  # Claude Code's cut name with a hash suffix
+    assert slug_can_hold(cut, claude_slug(long_root))
+    assert slug_can_hold(claude_slug("/r/" + "d" * 198)[:200] + "-ffff", claude_slug("/r/" + "d" * 198))
+
+
+def test_cutoff_is_two_days_before_the_last_build() -> None:
+    assert cutoff_day(None) is None
+    day = cutoff_day(NOW_MS)
+    assert day == tuple(time.gmtime(NOW_MS / 1000 - 2 * 86_400)[:3])

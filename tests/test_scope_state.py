@@ -1,0 +1,112 @@
+"""The scope-state reads (issue 13.2): homes by skip-scan, rows by key, markers, and the cheap revision."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
+from obelisk_session_evidence.index.revision import index_revision, read_index_state
+from obelisk_session_evidence.index.scope_state import (
+    has_rows_under,
+    read_marker_rows,
+    read_unit_rows,
+    transcript_homes,
+)
+
+
+def _db(path: Path, paths: list[str]) -> Path:
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE index_state (jsonl_path TEXT PRIMARY KEY, mtime REAL, lines_processed INTEGER, cursor TEXT);"
+        "CREATE TABLE messages (uuid TEXT PRIMARY KEY, text TEXT); CREATE TABLE tool_results (tool_use_id TEXT);"
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY);")
+    conn.executemany("INSERT INTO index_state VALUES (?, 1.0, 2, 'c')", [(p,) for p in paths])
+    conn.execute("INSERT INTO messages VALUES ('m1', 'x')")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _read(path: Path, work):  # type: ignore[no-untyped-def]
+    return read_index(path, work, deadline=Deadline(10_000))[0]
+
+
+class Counting:
+    def __init__(self, snap: ReadSnapshot) -> None:
+        self.snap = snap
+        self.statements = 0
+
+    def one(self, sql: str, params: object = ()) -> object:
+        self.statements += 1
+        return self.snap.one(sql, params)  # type: ignore[arg-type]
+
+
+def test_homes_by_skip_scan_cost_one_seek_per_home_and_tool(tmp_path: Path) -> None:
+    paths = [f"/h/a/.claude/projects/p{i}/s{k}.jsonl" for i in range(30) for k in range(20)]
+    paths += [f"/h/a/.codex/sessions/2026/01/{d:02d}/r{k}.jsonl" for d in range(1, 20) for k in range(20)]
+    paths += [f"/h/b/.claude/projects/q/s{k}.jsonl" for k in range(50)]
+    paths += ["/odd/path.jsonl", "__last_build__", "__claude_canonical_transcript_v3__"]
+    db = _db(tmp_path / "i.sqlite", paths)
+
+    def work(snap: ReadSnapshot) -> tuple[tuple[str, ...], int]:
+        counting = Counting(snap)
+        return transcript_homes(counting), counting.statements  # type: ignore[arg-type]
+
+    homes, statements = _read(db, work)
+    assert homes == ("/h/a", "/h/b")
+    assert statements <= 8  # 3 (home, tool) pairs + the odd path + the markers + the end, never ~1,000 rows
+
+
+def test_unit_rows_markers_and_prefix_probe(tmp_path: Path) -> None:
+    db = _db(tmp_path / "i.sqlite", ["/h/.codex/archived_sessions/x.jsonl", "/h/.claude/projects/p/a.jsonl",
+                                     "__last_build__", "__x__", "_not_marker_"])
+
+    def work(snap: ReadSnapshot) -> tuple[object, ...]:
+        return (read_unit_rows(snap, ["/h/.claude/projects/p/a.jsonl", "/nope"], has_cursor=True),
+                read_marker_rows(snap), has_rows_under(snap, "/h/.codex/archived_sessions/"),
+                has_rows_under(snap, "/h/.codex/sessions/"))
+
+    rows, markers, archived, sessions = _read(db, work)
+    assert rows == {"/h/.claude/projects/p/a.jsonl": ("/h/.claude/projects/p/a.jsonl", 1.0, 2, "c")}
+    assert markers == {"__last_build__": 1.0, "__x__": 1.0}
+    assert archived is True and sessions is False
+
+
+def _revision(db: Path) -> str:
+    def work(snap: ReadSnapshot) -> tuple[str, str]:
+        cookie = int(snap.one("PRAGMA schema_version")[0])  # type: ignore[index]
+        mine = index_revision(snap, schema_cookie=cookie, identity=snap.identity, markers=read_marker_rows(snap))
+        status = read_index_state(snap, has_cursor=True, schema_cookie=cookie, identity=snap.identity).revision
+        assert mine == status  # status and a request report the same revision
+        return mine, status
+
+    return str(_read(db, work)[0])
+
+
+@pytest.mark.parametrize(("change", "moves"), [
+    ("INSERT INTO messages VALUES ('m2', 'y')", True),
+    ("UPDATE index_state SET mtime = 9 WHERE jsonl_path = '__last_build__'", True),
+    ("INSERT INTO index_state VALUES ('/h/.claude/projects/p/new.jsonl', 1, 1, 'c')", True),
+    ("UPDATE index_state SET mtime = 9 WHERE jsonl_path = '__app_heartbeat__'", False),
+])
+def test_revision_moves_with_the_index_not_with_the_heartbeat(tmp_path: Path, change: str, moves: bool) -> None:
+    db = _db(tmp_path / "i.sqlite", ["/h/.claude/projects/p/a.jsonl", "__last_build__", "__app_heartbeat__"])
+    assert _revision(db).startswith("obx1-")
+    changed = tmp_path / "changed.sqlite"
+    shutil.copy(db, changed)
+    conn = sqlite3.connect(changed)
+    conn.execute(change)
+    conn.commit()
+    conn.close()
+    # The copy has another inode and size: compare the content part of the revision (no file identity).
+    assert (_content_revision(changed) != _content_revision(db)) is moves
+
+
+def _content_revision(db: Path) -> str:
+    def work(snap: ReadSnapshot) -> str:
+        return index_revision(snap, schema_cookie=0, identity=None, markers=read_marker_rows(snap))
+
+    return str(_read(db, work))
