@@ -30,7 +30,7 @@ from .contract.parse import load_json_object, validate_request
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.scope_state import ScopeSet
-from .retrieval.engine import FETCH_CEILING, RunReport, run_templates
+from .retrieval.engine import FETCH_CEILING, NO_UPPER_BOUND, RunReport, run_templates
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
 
@@ -144,7 +144,7 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
 
 
 def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None, *,
-          config: ProviderConfig, now_ms: float) -> _Read:
+          config: ProviderConfig, now_ms: float, until: str = NO_UPPER_BOUND) -> _Read:
     from .index.revision import index_revision
     from .index.schema_verdict import schema_verdict
     from .index.scope_state import read_marker_rows, read_scope_set
@@ -170,13 +170,14 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
-    scope_set = read_scope_set(snap, scope_sql, sources=scope.sources, roots=scope.roots, since=since) \
-        if scope_runnable else None
+    scope_set = read_scope_set(snap, scope_sql, sources=scope.sources, roots=scope.roots, since=since,
+                               until=until) if scope_runnable else None
     run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING),
-                        scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None)
+                        scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None,
+                        until=until)
     markers = read_marker_rows(snap)
     revision = index_revision(snap, schema_cookie=verdict.schema_cookie, identity=snap.identity, markers=markers)
     freshness, detail = _freshness(snap, scope_set, markers, has_cursor=has_cursor, admitted=admitted,
@@ -228,8 +229,11 @@ def _request_id_of(data: Mapping[str, Any]) -> str | None:
 
 def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], float] = time.time,
            vfs: str | None = None, template_dir: Path | None = None, config_must_exist: bool = False,
-           started_at: float | None = None) -> Response:
+           started_at: float | None = None, until: str = NO_UPPER_BOUND) -> Response:
     """Answer one request. Never raises: every outcome is an envelope with its exit code.
+
+    ``until``: the templates' upper time bound; only the replay qualification (provider/qualify/replay/)
+    sets it, to answer with the index as it stood before a moment. It is not a request field.
 
     ``config_must_exist``: the operator named the config (a missing file is ``config_invalid``, not default-off).
     ``started_at``: the ``time.monotonic()`` at which the request's deadline began (the CLI starts it before
@@ -251,7 +255,7 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
         return Response(_envelope(request_id, "failed", error=InternalError()), EXIT_CODES["internal"])
     try:
         return _answer_admitted(admitted, config, db_path, now=now, vfs=vfs, template_dir=template_dir, ctx=ctx,
-                                started_at=started_at)
+                                started_at=started_at, until=until)
     except ProviderError as err:
         outcome = "failed" if err.outcome != "rejected" else "rejected"
         code = EXIT_CODES[err.outcome]
@@ -305,7 +309,8 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
 
 def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path, *,
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
-                     ctx: _Context, started_at: float | None = None) -> Response:
+                     ctx: _Context, started_at: float | None = None,
+                     until: str = NO_UPPER_BOUND) -> Response:
     from .bounding.bound import bound
     from .bounding.fold import fold
     from .bounding.receipt import build_receipt, result_json
@@ -318,7 +323,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     now_s = now()
     since = since_for(admitted, config, now_s)
     read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir, config=config,
-                                                             now_ms=now_s * 1000.0),
+                                                             now_ms=now_s * 1000.0, until=until),
                                   deadline=deadline, vfs=vfs)
     ctx.index_revision = read.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],

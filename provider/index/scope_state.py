@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..retrieval.engine import SCOPE_SESSION_CEILING
+from ..retrieval.engine import NO_UPPER_BOUND, SCOPE_SESSION_CEILING
 from ..retrieval.engine import _roots_json as roots_param
 from ..retrieval.templates import Template
 from .connection import ReadSnapshot
@@ -49,10 +49,11 @@ class ScopeSet:
 
 
 def read_scope_set(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Sequence[str],
-                   since: str) -> ScopeSet:
-    """Run the scope template once: the ids, the transcript files and whether the ceiling was reached."""
+                   since: str, until: str = NO_UPPER_BOUND) -> ScopeSet:
+    """Run the scope template once: the ids, the transcript files and whether the ceiling was reached
+    (``until``: the upper time bound, none by default)."""
     values: dict[str, Any] = {"sources": json.dumps(list(sources)), "roots": roots_param(roots),
-                              "since": since, "limit": SCOPE_SESSION_CEILING}
+                              "since": since, "until": until, "limit": SCOPE_SESSION_CEILING}
     rows = snap.rows(scope.sql, {name: values[name] for name in scope.params})
     ids: set[str] = set()
     files: list[tuple[str, str]] = []
