@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._resources import PACKAGE
+from ..retrieval.engine import NO_UPPER_BOUND
 from .cases import Case
 from .corpus import _Corpus, _ro_uri, _Variant, make_incomplete, make_stale
 from .scopes import QualifyScope
@@ -67,15 +68,18 @@ JOIN sessions AS s ON s.id = m.session_id
 WHERE messages_fts MATCH :q
   AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
               WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+  AND COALESCE(m.timestamp, '') < :until
 ORDER BY bm25(messages_fts)
 LIMIT :limit"""
 _NATIVE_BEFORE: Final = """
 SELECT rowid, uuid, session_id, timestamp FROM messages
 WHERE session_id = :sid AND (timestamp < :ts OR (timestamp = :ts AND rowid < :rid))
+  AND COALESCE(timestamp, '') < :until
 ORDER BY timestamp DESC, rowid DESC LIMIT :n"""
 _NATIVE_AFTER: Final = """
 SELECT rowid, uuid, session_id, timestamp FROM messages
 WHERE session_id = :sid AND (timestamp > :ts OR (timestamp = :ts AND rowid > :rid))
+  AND COALESCE(timestamp, '') < :until
 ORDER BY timestamp, rowid LIMIT :n"""
 #: A whole message as the agent saw it: its text, and for tool messages the tool input and output.
 _NATIVE_BODY: Final = """
@@ -91,8 +95,10 @@ def native_match_expression(terms: Sequence[str]) -> str | None:
 
 
 def native_search(conn: Any, terms: Sequence[str], roots: Sequence[str], *, top: int = NATIVE_TOP,
-                  neighbours: int = NATIVE_NEIGHBOURS) -> NativeResult:
+                  neighbours: int = NATIVE_NEIGHBOURS, until: str = NO_UPPER_BOUND) -> NativeResult:
     """Top ``top`` whole messages by bm25 for the raw terms, each with ``neighbours`` session neighbours.
+
+    ``until``: the same cut of the index as the provider's (a replay reads nothing at or after it).
 
     ``conn`` is an open apsw (or sqlite3) connection to the index; only SELECTs are run.
     """
@@ -101,15 +107,16 @@ def native_search(conn: Any, terms: Sequence[str], roots: Sequence[str], *, top:
     if expression is None:
         return NativeResult((), 0.0)
     roots_json = json.dumps([r.rstrip("/") or "/" for r in roots])
-    hits = list(conn.execute(_NATIVE_HITS, {"q": expression, "roots": roots_json, "limit": top}))
+    hits = list(conn.execute(_NATIVE_HITS, {"q": expression, "roots": roots_json, "limit": top, "until": until}))
     chosen: dict[int, tuple[str, str, bool]] = {}
     order: list[int] = []
     half = neighbours // 2
     for rowid, uid, sid, ts in hits:
-        around = [*reversed(list(conn.execute(_NATIVE_BEFORE, {"sid": sid, "ts": ts, "rid": rowid, "n": half}))),
+        around = [*reversed(list(conn.execute(_NATIVE_BEFORE, {"sid": sid, "ts": ts, "rid": rowid, "n": half,
+                                                                  "until": until}))),
                   (rowid, uid, sid, ts),
                   *conn.execute(_NATIVE_AFTER, {"sid": sid, "ts": ts, "rid": rowid,
-                                                "n": neighbours - half})]
+                                                "n": neighbours - half, "until": until})]
         for n_rowid, n_uid, n_sid, _ in around:
             is_hit = n_rowid == rowid
             if n_rowid not in chosen:
