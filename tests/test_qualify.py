@@ -148,7 +148,8 @@ def test_report_is_accepted_by_enable_stage_2(cli_run: tuple[Path, dict[str, Any
     def enable(report_path: Path, **overrides: Any) -> tuple[int, dict[str, Any]]:
         out = io.StringIO()
         args: dict[str, Any] = {**SCOPE, "sources": ["claude"], "roots": [str(root)], "stage": 2,
-                                "include_worktrees": False, "qualification_report": str(report_path)}
+                                "include_worktrees": False, "qualification_report": str(report_path),
+                                "accept_synthetic": True}
         args.update(overrides)
         code = lifecycle.enable_scope(config_path=config, out=out, **args)
         return code, json.loads(out.getvalue())

@@ -140,3 +140,90 @@ def test_real_obelisk_replay(tmp_path: Path) -> None:
         assert doc["replayed"]["pairs"] < MIN_PAIRS
         assert doc["verdict"] == "insufficient_history" and doc["passed"] is False
         assert doc["metrics"]["scope"]["items_outside_scope_or_cut"] == 0
+
+
+# --- enable --stage 2 accepts a replay report for exactly this scope ---------------------------------------
+
+
+def _enable(config: Path, fx: ReplayFixture, report: Path, **extra: Any) -> tuple[int, str]:
+    import io
+
+    from obelisk_session_evidence.admission.lifecycle import enable_scope
+
+    out = io.StringIO()
+    code = enable_scope(config_path=config, agent_id="claude-main", project_id="harbor", repository_id="harbor-api",
+                        sources=["claude"], roots=list(fx.roots), stage=2, include_worktrees=False,
+                        qualification_report=str(report), out=out, **extra)
+    return code, out.getvalue()
+
+
+def _write(path: Path, doc: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_enable_stage2_accepts_the_scopes_replay_report(
+        tmp_path: Path, replay_fixture: tuple[ReplayFixture, Path, ScopeRef], replay_doc: dict[str, Any]) -> None:
+    from obelisk_session_evidence.admission.config import load_config
+
+    fx, _, _ = replay_fixture
+    config = tmp_path / "cfg" / "config.json"
+    code, text = _enable(config, fx, _write(tmp_path / "r.json", replay_doc))
+    assert code == 0, text
+    record = load_config(config).scopes[0].qualification
+    assert record is not None and record.kind == "replay" and not record.synthetic_accepted
+
+
+def test_enable_stage2_refuses_another_scope_stale_and_synthetic(
+        tmp_path: Path, replay_fixture: tuple[ReplayFixture, Path, ScopeRef], replay_doc: dict[str, Any]) -> None:
+    from obelisk_session_evidence.admission.config import load_config
+
+    fx, _, _ = replay_fixture
+    config = tmp_path / "cfg" / "config.json"
+    other = dict(replay_doc, scope_digest="sha256:" + "0" * 64)
+    code, text = _enable(config, fx, _write(tmp_path / "other.json", other))
+    assert code != 0 and "another scope" in text
+    stale = dict(replay_doc, generated_at="2020-01-01T00:00:00Z")
+    code, text = _enable(config, fx, _write(tmp_path / "stale.json", stale))
+    assert code != 0 and "days old" in text
+    code, _ = _enable(config, fx, _write(tmp_path / "stale.json", stale), max_report_age_days=100_000)
+    assert code == 0
+    synthetic = {k: v for k, v in replay_doc.items() if k not in ("kind", "scope_digest", "format")}
+    synthetic.update(kind="self_test", sources=["claude"])
+    path = _write(tmp_path / "synthetic.json", synthetic)
+    code, text = _enable(config, fx, path)
+    assert code != 0 and "--accept-synthetic-qualification" in text
+    code, text = _enable(config, fx, path, accept_synthetic=True)
+    assert code == 0, text
+    record = load_config(config).scopes[0].qualification
+    assert record is not None and record.kind == "synthetic" and record.synthetic_accepted
+
+
+def test_cli_qualify_replay_writes_reports(tmp_path: Path, replay_fixture: tuple[ReplayFixture, Path, ScopeRef]) -> None:
+    import subprocess
+    import sys
+
+    fx, config, _ = replay_fixture
+    config.chmod(0o600)
+    out = tmp_path / "reports"
+    proc = subprocess.run([sys.executable, "-m", "obelisk_session_evidence", "qualify", "--replay",
+                           "--agent-id", "claude-main", "--project-id", "harbor", "--repository-id", "harbor-api",
+                           "--db", str(fx.db_path), "--config", str(config), "--out", str(out)],
+                          capture_output=True, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["verdict"] == "passed" and summary["pairs"] >= 200
+    doc = json.loads((out / "replay-claude-main-harbor-api.json").read_text(encoding="utf-8"))
+    assert doc["kind"] == "replay" and doc["scope_digest"].startswith("sha256:")
+    md = (out / "replay-claude-main-harbor-api.md").read_text(encoding="utf-8")
+    assert "Slowest replays" in md and "| recognition |" in md
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is not None:  # the optional [report] extra
+        assert (out / "replay-claude-main-harbor-api-recognition.png").stat().st_size > 0
+        assert "![recognition by days](replay-claude-main-harbor-api-recognition.png)" in md
+    unknown = subprocess.run([sys.executable, "-m", "obelisk_session_evidence", "qualify", "--replay",
+                              "--agent-id", "nobody", "--project-id", "harbor", "--repository-id", "harbor-api",
+                              "--db", str(fx.db_path), "--config", str(config), "--out", str(out)],
+                             capture_output=True, check=False, timeout=600)
+    assert unknown.returncode == 2 and b"not enabled" in unknown.stderr

@@ -65,6 +65,7 @@ def qualify_scope(corpus: _Corpus, scope: QualifyScope, *, subprocess_cases: int
         _score([o for o in outcomes if o.case.cell == i], mine)) for i, cell in enumerate(scope.cells)}
     document: dict[str, Any] = {
         "format": REPORT_FORMAT,
+        "kind": "self_test",  # generated corpus: enable --stage 2 needs --accept-synthetic-qualification
         "passed": passed,
         "generated_at": _now_iso(),
         "scope": scope.public(),

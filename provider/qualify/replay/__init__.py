@@ -5,9 +5,10 @@ index cut before the later session (:mod:`.run`, the templates' ``:until``), mea
 
 from __future__ import annotations
 
+from .digest import REPLAY_FORMAT
 from .metrics import MIN_PAIRS
 from .mine import History, Negative, Pair, mine, read_history
-from .report import REPLAY_FORMAT, render_markdown, run_replay, scope_digest, write_replay_reports
+from .report import render_markdown, run_replay, scope_digest, write_replay_reports
 from .run import ScopeRef
 
 __all__ = ["MIN_PAIRS", "REPLAY_FORMAT", "History", "Negative", "Pair", "ScopeRef", "mine", "read_history",

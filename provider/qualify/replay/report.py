@@ -13,22 +13,20 @@ import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from ..._version import PROVIDER_VERSION
 from ...admission.config import load_config
+from .digest import REPLAY_FORMAT
+from .digest import scope_digest as _digest
 from .metrics import MIN_PAIRS, criteria, metrics, verdict
 from .mine import mine, read_history
 from .run import ScopeRef, replay_all
 
-REPLAY_FORMAT: Final = "obelisk-session-evidence/replay-qualification/1"
-
 
 def scope_digest(scope: ScopeRef) -> str:
     """The digest a report is issued for: agent, project, repository, sources and roots."""
-    canonical = json.dumps([scope.agent_id, scope.project_id, scope.repository_id, sorted(scope.sources),
-                            sorted(r.rstrip("/") or "/" for r in scope.roots)])
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    return _digest(scope.agent_id, scope.project_id, scope.repository_id, scope.sources, scope.roots)
 
 
 @contextlib.contextmanager

@@ -29,8 +29,14 @@ RECOGNISES: Final[dict[Kind, frozenset[str]]] = {
     "command": frozenset({"tool_outcome", "prior_failure"}),
     "edit": frozenset({"file_history"}),
 }
-#: Items that would tell the agent "you met this before": a false match on a negative.
-CLAIMS_PRIOR: Final = frozenset({"prior_failure", "tool_outcome"})
+#: Items that would tell the agent "you met this before", per kind: a false match on a negative. A failure
+#: never met before may still show the same command's earlier success (a tool outcome): that is no claim
+#: that the failure happened before.
+CLAIMS_PRIOR: Final[dict[Kind, frozenset[str]]] = {
+    "failure": frozenset({"prior_failure"}),
+    "command": frozenset({"tool_outcome", "prior_failure"}),
+    "edit": frozenset({"file_history"}),
+}
 LIMITS: Final = {"max_sessions": 10, "max_items": 10, "max_snippet_chars": 600, "max_total_chars": 6000}
 
 
@@ -119,7 +125,7 @@ def _one(db_path: Path, config_path: Path, scope: ScopeRef, in_scope: frozenset[
                   or str(i.get("observed_at") or "") >= until)
     recognised = earlier is not None and any(
         i.get("session_ref") in earlier and i.get("evidence_type") in RECOGNISES[kind] for i in items)
-    false_match = earlier is None and any(i.get("evidence_type") in CLAIMS_PRIOR for i in items)
+    false_match = earlier is None and any(i.get("evidence_type") in CLAIMS_PRIOR[kind] for i in items)
     chars = sum(len(str(i.get("snippet", ""))) for i in items)
     ceiling = native_search(native, terms, scope.roots, until=until)
     return Replay(digest, earlier is None, kind, str(envelope.get("outcome")), result.get("freshness"), len(items),
