@@ -199,7 +199,8 @@ def test_enable_stage2_refuses_another_scope_stale_and_synthetic(
     assert record is not None and record.kind == "synthetic" and record.synthetic_accepted
 
 
-def test_cli_qualify_replay_writes_reports(tmp_path: Path, replay_fixture: tuple[ReplayFixture, Path, ScopeRef]) -> None:
+def test_cli_qualify_replay_writes_reports(tmp_path: Path,
+                                         replay_fixture: tuple[ReplayFixture, Path, ScopeRef]) -> None:
     import subprocess
     import sys
 
