@@ -2,12 +2,13 @@
 -- version: 1
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
--- params: sources roots since scope_ids failures cues pre window limit until
--- What happened after a failure, told in words: a later message of the same session (the agent's or the
--- user's) that states a cause or fix, or supplies what was missing (:cues: "root cause", "the fix was", "now
+-- params: sources roots since scope_ids failures cues head pre window limit until
+-- What happened after a failure, told in words: a later message of the same session, the user's (whatever its
+-- words: it often supplies what was missing) or one that states a cause or fix, or supplies what was missing (:cues: "root cause", "the fix was", "now
 -- passes", "I added", "switched to", granted, regenerated ... and their Chinese and Japanese forms).
 -- :failures lists the failures found by the other prior_failure templates, each "session id<US>timestamp"
--- (US = char(31)); only messages of those sessions, after the first such failure, are read.
+-- (US = char(31)); only messages of those sessions, after the first such failure, are read, and only the
+-- first :head characters of each are searched for a cue.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -33,7 +34,7 @@ SELECT m.session_id AS session_id,
                          WHERE instr(lower(m.text), c.value) > 0), 1) - :pre) AS window_start,
        substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), c.value)) FROM json_each(:cues) AS c
                                         WHERE instr(lower(m.text), c.value) > 0), 1) - :pre), :window) AS body,
-       1 AS score
+       (SELECT count(*) FROM json_each(:cues) AS c WHERE instr(lower(substr(m.text, 1, :head)), c.value) > 0) AS score
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id
 WHERE m.session_id IN (SELECT id FROM scope_sessions)
@@ -45,6 +46,7 @@ WHERE m.session_id IN (SELECT id FROM scope_sessions)
   AND m.session_id IN (SELECT substr(f.value, 1, instr(f.value, char(31)) - 1) FROM json_each(:failures) AS f)
   AND m.timestamp > (SELECT min(substr(f.value, instr(f.value, char(31)) + 1)) FROM json_each(:failures) AS f
                      WHERE substr(f.value, 1, instr(f.value, char(31)) - 1) = m.session_id)
-  AND EXISTS (SELECT 1 FROM json_each(:cues) AS c WHERE instr(lower(m.text), c.value) > 0)
+  AND (m.role = 'user'
+       OR EXISTS (SELECT 1 FROM json_each(:cues) AS c WHERE instr(lower(substr(m.text, 1, :head)), c.value) > 0))
 ORDER BY m.timestamp, m.uuid
 LIMIT :limit

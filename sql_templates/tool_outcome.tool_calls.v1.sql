@@ -3,9 +3,9 @@
 -- evidence_type: tool_outcome
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since scope_ids terms head tail limit until
--- Commands or tools whose input or output mentions a query term (line breaks and tabs in the output read
--- as spaces, so a phrase matches across them), with their outcome (failed or succeeded), newest
--- first, so that a later success after a failure is visible.
+-- Commands or tools whose input or output (its head and tail, the part shown) mentions a query term (line
+-- breaks, tabs, hyphens and underscores in the output read as spaces, so a phrase matches across them), with
+-- their outcome (failed or succeeded), newest first, so that a later success after a failure is visible.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -32,8 +32,12 @@ SELECT tc.session_id AS session_id,
        substr(tr.content, 1, :head) AS result_head,
        CASE WHEN length(tr.content) > :head THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
-       (SELECT count(*) FROM json_each(:terms) AS t
-         WHERE instr(lower(tc.input_json), t.value) > 0 OR instr(replace(replace(lower(tr.content), char(10), ' '), char(9), ' '), t.value) > 0) AS score
+       (SELECT count(*)
+          FROM (SELECT lower(tc.input_json) AS input,
+                       replace(replace(replace(replace(lower(substr(tr.content, 1, :head) || ' ' || substr(tr.content, -:tail)),
+                                               char(10), ' '), char(9), ' '), '-', ' '), '_', ' ') AS edges) AS cell,
+               json_each(:terms) AS t
+         WHERE instr(cell.input, t.value) > 0 OR instr(cell.edges, t.value) > 0) AS score
 FROM tool_calls AS tc
 JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id

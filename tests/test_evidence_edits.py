@@ -56,9 +56,9 @@ CASES = [
     ("codex", "cli_fn.py", ["update src/cli_fn.py @@ def migrate(args):", "+ timeout=30, steal_stale_after=600"]),
     ("codex", "retry_free.ts", ["add src/lib/retry_free.ts", "retry-helper-v2", "delete src/lib/legacy_free.ts"]),
     ("codex", "legacy_free.ts", ["delete src/lib/legacy_free.ts"]),
-    ("codex", "Dockerfile.argv", ["update Dockerfile.argv → docker/release.Dockerfile",
+    ("codex", "Dockerfile.argv", ["update Dockerfile.argv\n*** Move to: docker/release.Dockerfile",
                                   "+ RUN pip install poetry && poetry install"]),
-    ("codex", "release.Dockerfile", ["update Dockerfile.argv → docker/release.Dockerfile"]),
+    ("codex", "release.Dockerfile", ["update Dockerfile.argv\n*** Move to: docker/release.Dockerfile"]),
     ("codex", "CHANGELOG_heredoc.md", ["update CHANGELOG_heredoc.md", "+ - published with write:packages"]),
 ]
 

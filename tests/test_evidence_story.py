@@ -49,6 +49,13 @@ def _codex_publish(x: CodexTranscript, repo: Path) -> None:
     x.say("已发布。问题原因是令牌缺少写入权限导致发布被拒绝，现在已经正常。")
 
 
+def _codex_supplied(x: CodexTranscript, repo: Path) -> None:
+    x.shell(["aws", "s3", "cp", "out.parquet", "s3://mkbucket/"], "upload failed: NoSuchBucket", exit_code=1)
+    x.say("Which bucket should I use?")
+    x.user("Use s3://mkbucket-eu, the old one is gone.")  # supplies what was missing, with no cue word
+    x.user("And keep the parquet file.")  # a second plain user message is not taken
+
+
 def _codex_quiet(x: CodexTranscript, repo: Path) -> None:
     x.user("Fixed the root cause already, I added the npm publish token.")  # no failure in this session
     x.shell("git status", "clean")
@@ -57,7 +64,7 @@ def _codex_quiet(x: CodexTranscript, repo: Path) -> None:
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> EvidenceHome:
     return build_home(tmp_path_factory.mktemp("story"), claude=[_claude_fixed, _claude_story],
-                      codex=[_codex_publish, _codex_quiet])
+                      codex=[_codex_publish, _codex_quiet, _codex_supplied])
 
 
 # --- item 6: what happened next --------------------------------------------------------------------------
@@ -81,6 +88,13 @@ def test_the_user_supplying_what_was_missing_is_the_resolution(home: EvidenceHom
     assert snippets[1] == NEXT + "[user] I granted the publish permission to the token; go ahead.", snippets
     assert snippets[2].startswith(NEXT + "[ok] npm publish") and "+ @lumen/ui@0.9.2" in snippets[2]
     assert all(i["session_ref"] == home.sessions["codex"][0] for i in items)  # the quiet session is not asked
+
+
+def test_the_first_user_message_after_a_failure_is_what_happened_next_whatever_its_words(
+        home: EvidenceHome) -> None:
+    snippets = [i["snippet"] for i in home.items("codex", ["aws s3 cp"], ["prior_failure"])]
+    assert snippets == ["[failed exit 1] aws s3 cp out.parquet s3://mkbucket/\nupload failed: NoSuchBucket",
+                        NEXT + "[user] Use s3://mkbucket-eu, the old one is gone."], snippets
 
 
 def test_resolution_cues_are_read_in_chinese_and_japanese(home: EvidenceHome) -> None:

@@ -30,6 +30,14 @@ def _order_key(c: Candidate) -> tuple[float, int, str, int, str, str]:
             c.message_ref or "")
 
 
+#: Which evidence type a row reached by two templates is shown under (lower first).
+_SPECIFICITY = {"prior_failure": 0, "file_history": 1, "decision": 2, "summary": 3, "tool_outcome": 4}
+
+
+def _specific(c: Candidate) -> tuple[int, tuple[float, int, str, int, str, str]]:
+    return (_SPECIFICITY[c.evidence_type], _order_key(c))
+
+
 def _label(occurrences: int, sessions: int) -> str:
     parts = []
     if occurrences > 1:
@@ -40,16 +48,19 @@ def _label(occurrences: int, sessions: int) -> str:
 
 
 def fold(candidates: Sequence[Candidate]) -> list[Folded]:
+    # The same row reached again (two templates: a failure or an edit that is also a tool outcome) is shown
+    # once, under its most specific evidence type (the generic tool outcome last).
+    best: dict[tuple[str, str], Candidate] = {}
+    unique: list[Candidate] = []
+    for cand in candidates:
+        if cand.message_ref is None:
+            unique.append(cand)
+            continue
+        ref = (cand.session_ref, cand.message_ref)
+        if ref not in best or _specific(cand) < _specific(best[ref]):
+            best[ref] = cand
     groups: dict[tuple[str, str], list[Candidate]] = {}
-    seen_refs: set[tuple[str, str]] = set()
-    for cand in sorted(candidates, key=_order_key):
-        if cand.message_ref is not None:
-            ref = (cand.session_ref, cand.message_ref)
-            if ref in seen_refs:
-                # The same row reached again (two templates, or a failure that is also a tool outcome):
-                # shown once, under the first evidence type in contract order.
-                continue
-            seen_refs.add(ref)
+    for cand in sorted([*unique, *best.values()], key=_order_key):
         groups.setdefault((cand.session_ref, cand.fold_key), []).append(cand)
     sessions_of: dict[str, set[str]] = {}
     for session_ref, key in groups:

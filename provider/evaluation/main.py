@@ -1,11 +1,13 @@
 """``tools/evaluate``: recall, false items, answer size, latency and scope violations, with a verdict.
 
   tools/evaluate [--corpus] [--formats] [--json FILE] [--min-recall 0.95] [--max-false-items 0]
-                 [--seed N] [--shared DIR] [--work-dir DIR] [--missed]
+                 [--seed N ...] [--shared DIR] [--work-dir DIR] [--missed]
 
 ``--corpus`` builds the evaluation corpus with the fixture builder (into ``--work-dir`` or a temporary
-directory) and evaluates it; ``--formats`` evaluates ``real-obelisk-formats`` (from ``--shared``, default
-``$OBELISK_SHARED_DIR`` or ``../shared`` next to the checkout), extracted under /tmp/obelisk-formats-home.
+directory) and evaluates it, once per ``--seed`` (default 11, the reference wording; any other seed rewords
+the cue sentences of resolutions and decisions, a check that retrieval was not tuned to one wording);
+``--formats`` evaluates ``real-obelisk-formats`` (from ``--shared``, default ``$OBELISK_SHARED_DIR`` or
+``../shared`` next to the checkout), extracted under /tmp/obelisk-formats-home.
 With neither flag both run. Prints one Markdown table per set; ``--json FILE`` writes the figures. Exit 0
 when every set reaches the recall threshold with at most the allowed false items and no scope violation,
 1 otherwise, 2 on a usage error. ``--missed`` lists the situations with a missed fact or a false item. Output
@@ -36,7 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the figures as JSON")
     parser.add_argument("--min-recall", type=float, default=0.95)
     parser.add_argument("--max-false-items", type=int, default=0)
-    parser.add_argument("--seed", type=int, default=11, help="corpus seed")
+    parser.add_argument("--seed", type=int, action="append", dest="seeds", metavar="N",
+                        help="corpus seed; repeat for several corpora (default 11, the reference wording; other "
+                             "seeds reword the cue sentences)")
     parser.add_argument("--shared", type=Path, help="the shared/ directory holding real-obelisk-formats")
     parser.add_argument("--work-dir", type=Path, help="build the corpus here (kept) instead of a temp dir")
     parser.add_argument("--missed", action="store_true", help="also list the ids of missed and false situations")
@@ -53,8 +57,13 @@ def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
     sets: list[EvalSet] = []
     if args.corpus or both:
         from ..fixtures.corpus import build_corpus
+        from ..fixtures.corpus.model import REFERENCE_SEED
 
-        sets.append(build_corpus(work / "corpus", seed=args.seed).evalset)
+        for seed in args.seeds or [REFERENCE_SEED]:
+            evalset = build_corpus(work / f"corpus-{seed}", seed=seed).evalset
+            if seed != REFERENCE_SEED:
+                evalset.name = f"{evalset.name} (seed {seed})"
+            sets.append(evalset)
     if args.formats or both:
         from .formats import formats_evalset
 

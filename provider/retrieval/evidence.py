@@ -15,9 +15,9 @@ from typing import Any
 from ..contract.models import EvidenceType
 from ..paths import relative_to_roots, strip_roots
 from .edits import read_edits
-from .engine import RawHit
+from .engine import READ_HEAD, RawHit
 from .outcome import Outcome, read_outcome, tail_output
-from .snippets import ReadWindow, Shown, edit_story, tool_story, window_story
+from .snippets import ReadWindow, Shown, drop_cut_edge, edit_story, tool_story, window_story
 from .terms import RESOLUTION_CUES
 
 _WS = re.compile(r"\s+")
@@ -117,7 +117,10 @@ def _tool_text(row: Mapping[str, Any], terms: Sequence[str], budget: int) -> tup
 
 def _file_text(row: Mapping[str, Any], roots: Sequence[str], terms: Sequence[str], budget: int) -> Shown:
     name = row.get("call_name") or "edit"
-    edits = read_edits(name, row.get("call_input"), row.get("file_path"))
+    raw = str(row.get("call_input") or "")
+    if len(raw) >= READ_HEAD:  # the head read cut the input: nothing within the margin of the cut is shown
+        raw = drop_cut_edge(raw, at_start=False, at_end=True)
+    edits = read_edits(name, raw, row.get("file_path"))
     for edit in edits:
         edit.path = relative_to_roots(edit.path.strip(), roots)
         if edit.moved_to:

@@ -2,8 +2,9 @@
 
 The ``prior_failure.resolution_*`` templates read, for the sessions where failures were found, the later
 messages that state a cause or fix or supply what was missing, and the later successful tool calls. Here each
-is kept only when it follows a failure of the same session: a message after the failure (the first two per
-session), and a call that runs the failed command again and succeeds (the first one per command). Each kept
+is kept only when it follows a failure of the same session: a message after the failure that states a cause or
+fix (the first three per session), the first user message after it whatever its words (it often supplies what
+was missing), and a call that runs the failed command again and succeeds (the first one per command). Each kept
 item is tied to the failure it follows (``follows``) and takes that failure's score, so that folding places it
 right after the failure.
 """
@@ -19,7 +20,7 @@ from .evidence import Candidate
 RESOLUTION_MESSAGE = "resolution_message"
 RESOLUTION_CALL = "resolution_call"
 #: Messages kept per session after its failures (the user supplying what was missing, the agent's account).
-MESSAGES_PER_SESSION = 2
+MESSAGES_PER_SESSION = 3
 
 
 def _is_failure(c: Candidate) -> bool:
@@ -43,8 +44,13 @@ def link_resolutions(candidates: Sequence[Candidate]) -> list[Candidate]:
         if not before:
             continue
         anchor = max(before, key=lambda f: (f.observed_at or "", f.message_ref or ""))
-        slot = (res.session_ref, res.kind if res.kind == RESOLUTION_MESSAGE else f"{res.kind}:{res.command}")
-        if taken[slot] >= (MESSAGES_PER_SESSION if res.kind == RESOLUTION_MESSAGE else 1):
+        if res.kind == RESOLUTION_MESSAGE and res.score == 0:
+            slot = (res.session_ref, "user")  # a user message without a cue: only the first after a failure
+            limit = 1
+        else:
+            slot = (res.session_ref, res.kind if res.kind == RESOLUTION_MESSAGE else f"{res.kind}:{res.command}")
+            limit = MESSAGES_PER_SESSION if res.kind == RESOLUTION_MESSAGE else 1
+        if taken[slot] >= limit:
             continue
         taken[slot] += 1
         out.append(replace(res, follows=anchor.message_ref, score=anchor.score, priority=anchor.priority))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ..bounding.redact import redact
 from .edits import FileEdit
 from .outcome import Outcome
+from .terms import loose
 
 ELLIPSIS = "…"
 #: Characters read beyond a shown window on each side that the SQL cut, so redaction sees a secret's context.
@@ -40,7 +41,8 @@ _DIAGNOSTIC = re.compile(
     r"^E\s{2,}\S|\bfatal:|\bpanicked at\b|\bSegmentation fault\b|^\s*\d+:\d+\s+error\b|\bERR! code\b|"
     r"did not complete successfully|\bHTTP [45]\d\d\b|^\s*[\u00d7\u2717\u2718]\s|^\s*\u2192\s")
 _GENERIC_DIAGNOSTIC = re.compile(r"\bERROR\b|\bERR!|\bdenied\b|\brefused\b|\bnot found\b|\bcannot\b")
-_ERRORISH = re.compile(r"(?i)error|exception|fail|traceback|refused|denied|not found|cannot|fatal|timed out")
+_ERRORISH = re.compile(
+    r"(?i)error|exception|fail|traceback|refused|denied|not found|cannot|fatal|timed out|rejected|\[remote")
 _SUMMARY = re.compile(
     r"(?i)\b\d+ (?:passed|failed|errors?|warnings?|problems?|tests?|skipped)\b|found \d+ errors?|"
     r"^\s*(?:test files|tests)\s+\d|✖ \d+ problem|^\s*(?:FAILED|PASSED|BUILD \w+|ERROR: failed to solve)|"
@@ -103,7 +105,7 @@ def _redacted(text: str, counts: Counter[str]) -> str:
     return result.text
 
 
-def _drop_cut_edge(text: str, *, at_start: bool, at_end: bool) -> str:
+def drop_cut_edge(text: str, *, at_start: bool, at_end: bool) -> str:
     """Drop :data:`MARGIN` characters at each edge the read cut, back to the next line or token boundary."""
     if at_end:
         text = text[: max(0, len(text) - MARGIN)]
@@ -126,10 +128,11 @@ def _term_hit(lowered: str, terms: Sequence[str]) -> int:
 
 def _pick_lines(lines: Sequence[str], terms: Sequence[str], failed: bool) -> list[int]:
     """Line indices in priority order: diagnostic block, keyword lines, summary line (failed); else keyword
-    lines, summary."""
-    lowered = [ln.lower() for ln in lines]
+    lines, summary line, first line; then every other line, nearest to those first."""
+    lowered = [loose(ln) for ln in lines]
+    wanted = [loose(t) for t in terms if t]
     nonblank = [i for i, ln in enumerate(lines) if ln.strip()]
-    kwic = [i for i in nonblank if any(t in lowered[i] for t in terms if t)][:4]
+    kwic = [i for i in nonblank if any(t in lowered[i] for t in wanted)][:4]
     diag: list[int] = []
     if failed:
         first = next((i for i in nonblank if _DIAGNOSTIC.search(lines[i])), None)
@@ -140,7 +143,9 @@ def _pick_lines(lines: Sequence[str], terms: Sequence[str], failed: bool) -> lis
         if first is not None:
             # The cause often sits on the line right before (the shell's "not found" before docker's failed
             # step) or in the lines after (pytest's E lines, a compiler's note).
-            cause = [first - 1] if first > 0 and _ERRORISH.search(lines[first - 1]) else []
+            before = [i for i in nonblank if i < first][-2:]
+            # The line right before is kept as context; the one before it when it reads as an error too.
+            cause = [i for n, i in enumerate(reversed(before)) if n == 0 or _ERRORISH.search(lines[i])]
             diag = [first, *cause, *(i for i in nonblank if first < i <= first + 2)]
     summary = [i for i in nonblank if _SUMMARY.search(lines[i])][-1:]
     if not summary and nonblank:
@@ -150,7 +155,11 @@ def _pick_lines(lines: Sequence[str], terms: Sequence[str], failed: bool) -> lis
     for index in order:
         if index not in seen:
             seen.append(index)
-    return seen
+    # Then the budget left goes to the lines nearest the chosen ones (their context), nearest first.
+    rest = [i for i in nonblank if i not in seen]
+    if seen:
+        rest.sort(key=lambda i: (min(abs(i - j) for j in seen), i))
+    return seen + rest
 
 
 def _display(line: str) -> str:
@@ -187,10 +196,10 @@ def tool_story(command: str, outcome: Outcome, tail: str, *, head_cut: bool, ter
                budget: int) -> Shown:
     """``[label] command`` and the telling lines of the output (head read, then tail read if any)."""
     shown = Shown("")
-    head_text = _drop_cut_edge(_redacted(outcome.output, shown.redactions), at_start=False, at_end=head_cut)
+    head_text = drop_cut_edge(_redacted(outcome.output, shown.redactions), at_start=False, at_end=head_cut)
     lines = head_text.split("\n")
     if tail:
-        tail_text = _drop_cut_edge(_redacted(tail, shown.redactions), at_start=True, at_end=False)
+        tail_text = drop_cut_edge(_redacted(tail, shown.redactions), at_start=True, at_end=False)
         lines = [*lines, ELLIPSIS, *tail_text.split("\n")]
     header = f"[{outcome.label}] " + cut_at_token(squash(_redacted(command, shown.redactions)), COMMAND_MAX)
     picks = _pick_lines(lines, terms, outcome.failed)
@@ -202,10 +211,10 @@ def tool_story(command: str, outcome: Outcome, tail: str, *, head_cut: bool, ter
 
 
 def _edit_lines(edit: FileEdit, terms: Sequence[str]) -> list[str]:
-    head = f"{edit.op} {edit.path}" + (f" → {edit.moved_to}" if edit.moved_to else "")
+    head = f"{edit.op} {edit.path}"
     if edit.symbols:
         head += " @@ " + edit.symbols[0]
-    body: list[str] = []
+    body: list[str] = [f"*** Move to: {edit.moved_to}"] if edit.moved_to else []
     removed = [ln for ln in edit.removed if ln.strip()]
     added = [ln for ln in edit.added if ln.strip()]
     if edit.op == "edit" and len(removed) == 1 and len(added) == 1:
@@ -248,7 +257,7 @@ def window_story(prefix: str, raw: str, *, terms: Sequence[str], cut_start: bool
     """A keyword-in-context window of ``raw`` (a read that carries :data:`MARGIN` beyond the window on each
     side the SQL cut), redacted whole before it is cut."""
     shown = Shown("")
-    text = _drop_cut_edge(_redacted(raw, shown.redactions), at_start=cut_start, at_end=cut_end)
+    text = drop_cut_edge(_redacted(raw, shown.redactions), at_start=cut_start, at_end=cut_end)
     hit = _term_hit(text.lower(), terms)
     start = max(0, hit - pre) if hit >= 0 else 0
     if start > 0:

@@ -31,7 +31,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 FAILURE_WORDS = ("fail", "error", "traceback", "exception", "crash", "broke", "refused", "denied", "cannot")
 DECISION_WORDS = ("decid", "chose", "choos", "instead", "abandon", "revert", "because", "favour", "favor",
                   "replac", "switch", "drop", "rather", "went with", "settled", "for now", "until",
-                  "workaround", "defer", "postpone")
+                  "workaround", "defer", "postpone", "go with", "going with", "from now on", "decision", "prefer",
+                  "opt", "let's", "i'll", "we'll", "should use", "move to", "moving to")
 
 
 def ascii_lower(text: str) -> str:
@@ -124,16 +125,25 @@ def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: s
     return f"({anyterm}) AND ({marker_expression(words, tokenizer)})"
 
 
-#: Separators a phrase may be written with between its words in recorded text (punctuation; the tool templates
-#: read line breaks and tabs in outputs as spaces).
-_PHRASE_SEPARATORS = ("\n", "-", "_", ": ", ", ", ". ", "; ", "  ")
+#: Separators a phrase may be written with between its words in recorded text: punctuation, and the argv of a
+#: command stored as JSON (``["npm","run","build"]``). The tool templates also read line breaks, tabs, hyphens
+#: and underscores in outputs as spaces, and :func:`loose` gives the term in that form.
+_PHRASE_SEPARATORS = ('","', "\n", "-", "_", ": ", ", ", ". ", "; ", "  ")
+_LOOSE = re.compile(r"[-_\s]+")
+
+
+def loose(text: str) -> str:
+    """``text`` with line breaks, tabs, hyphens and underscores read as single spaces (as the tool templates
+    read outputs), lower-cased the SQLite way."""
+    return _LOOSE.sub(" ", ascii_lower(text))
 _VARIANTS_PER_TERM = 16
 
 
 def match_variants(instr_terms: Sequence[str], roots: Sequence[str]) -> tuple[str, ...]:
     """The lower-cased strings a row may hold for the terms, for ``instr`` matching outside FTS.
 
-    * A phrase matches across punctuation and line breaks: each word gap may be any one separator above.
+    * A phrase matches across punctuation and line breaks: each word gap may be any one separator above, and
+      the :func:`loose` form matches outputs whose gaps mix line breaks, hyphens and underscores.
     * A path term matches both spellings: an absolute path under a bound root also as the repository-relative
       path, and ``./x`` also as ``x`` (a relative path is already a substring of the absolute one).
     """
@@ -141,6 +151,8 @@ def match_variants(instr_terms: Sequence[str], roots: Sequence[str]) -> tuple[st
     lowered_roots = [ascii_lower(r.rstrip("/")) for r in roots if r.rstrip("/")]
     for term in instr_terms:
         variants = [term]
+        if loose(term) != term:
+            variants.append(loose(term))
         words = term.split(" ")
         if len(words) > 1:
             variants.extend(sep.join(words) for sep in _PHRASE_SEPARATORS)
@@ -160,6 +172,7 @@ FAILURE_CUES = (
     "fail", "error", "traceback", "exception", "crash", "refused", "denied", "cannot", "timed out",
     "失败", "错误", "报错", "异常", "拒绝", "超时", "无法", "崩溃", "原因", "导致", "耗尽", "不够", "卡住",
     "失敗", "エラー", "例外", "拒否", "タイムアウト", "できません", "止まる", "止まり", "落ちる", "原因",
+    "问题", "問題", "不了", "されない",
 )
 DECISION_CUES = (
     "decid", "chose", "choos", "instead", "abandon", "revert", "because", "switch", "rather", "went with",
@@ -178,7 +191,11 @@ RESOLUTION_CUES = (
     "root cause", "the cause", "the fix", "fixed", "now passes", "passes now", "now pass", "works now",
     "now works", "i added", "i've added", "i have added", "switched to", "switching to", "the problem was",
     "the issue was", "turned out", "resolved", "granted", "regenerated", "installed", "i set ", "i've set",
-    "please retry", "try again", "go ahead", "added the",
+    "please retry", "try again", "go ahead", "added the", "exported", "configured", "logged in",
+    "credentials are", "here is the", "here's the", "found it", "the bug", "because", "caused by", "due to",
+    "comes from", "the reason", "which is why", "solved", "fixes it", "fixed it", "the culprit", "i now",
+    "happened because", "installed", "upgraded", "granted", "i gave", "i've given", "you can retry",
     "根本原因", "原因是", "原因", "修复", "已修复", "解决", "改成", "改为", "已经正常", "我已", "已添加", "已授予",
     "原因は", "修正しました", "直しました", "解決", "追加しました", "切り替え", "付与しました", "設定しました",
+    "因为", "是由于", "导致", "已经", "好了", "ため", "せいで", "しました",
 )
