@@ -1,19 +1,19 @@
 """The one code path every caller uses: request bytes in, one response envelope (and exit code) out.
 
 ``query``, ``serve --stdio`` and library callers all go through :func:`answer`. Each step depends only on
-the steps before it: contract -> admission -> index (snapshot, schema verdict, index state) -> retrieval ->
-bounding -> receipt. Time, environment and paths come in as parameters.
+the steps before it: contract -> admission -> index (one snapshot: schema verdict, scope set, retrieval,
+freshness, revision) -> bounding -> receipt. Time, environment and paths come in as parameters.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ._version import PROVIDER_VERSION
 from .admission.admit import AdmittedRequest, admit
@@ -29,6 +29,7 @@ from .contract.models import (
 from .contract.parse import load_json_object, validate_request
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
+from .index.revision import IndexRow
 from .index.scope_state import ScopeSet
 from .retrieval.engine import FETCH_CEILING, NO_UPPER_BOUND, RunReport, run_templates
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
@@ -107,9 +108,84 @@ def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence
 #   list (a template is its bytes).
 # * FTS5 query tokenizers, by tokenizer spec (a pure function of the spec).
 # * the schema verdict (``index.schema_verdict``, by file identity and schema cookie).
+# * transcript line counts and heads, by the file's stat (``index.freshness.memo``: re-statted every request,
+#   re-read only when the stat changed).
+# * what a request reads about its scope (``_Memo``): the scope set, the marker rows, the transcript homes,
+#   the revision aggregates, the scope's ``index_state`` rows and the archive probe, keyed by the index's
+#   state: the database file's identity (device, inode, size, mtime and ctime in ns) and the ``-wal`` file's
+#   size and mtime, taken before the snapshot opens. The same state is checked again after the read: only
+#   when nothing changed in between are new values kept, and a read that used a kept value while the state
+#   changed is read again with nothing remembered. A state with a ``-journal`` (a rollback write in
+#   progress) is never remembered.
 # Every request still gets its own connection, snapshot, admission and deadline.
 
 _VERIFIED_TEMPLATES: set[str] = set()
+_MEMO_SIZE = 256
+#: Row lookups with more paths than this are not remembered (bounds the memory of a warm process).
+_MEMO_MAX_PATHS = 5_000
+_MEMO: OrderedDict[tuple[object, ...], object] = OrderedDict()
+_MEMO_STATS = {"hits": 0, "stored": 0}
+T = TypeVar("T")
+
+
+def _index_state_key(db_path: Path) -> tuple[object, ...] | None:
+    """The index's state as the file system shows it (see above); None when it must not be remembered."""
+    import os
+
+    try:
+        main = os.stat(db_path)
+        if os.path.exists(f"{db_path}-journal"):
+            return None
+        try:
+            wal = os.stat(f"{db_path}-wal")
+            wal_state: tuple[int, int] | None = (wal.st_size, wal.st_mtime_ns)
+        except FileNotFoundError:
+            wal_state = None
+    except OSError:
+        return None
+    return (str(db_path), main.st_dev, main.st_ino, main.st_size, main.st_mtime_ns, main.st_ctime_ns, wal_state)
+
+
+class _Memo:
+    """One request's view of the warm cache: hits are counted, new values kept only by :meth:`keep`."""
+
+    def __init__(self, state: tuple[object, ...] | None) -> None:
+        self.state = state
+        self.hits = 0
+        self._new: dict[tuple[object, ...], object] = {}
+
+    def get(self, part: tuple[object, ...], compute: Callable[[], T]) -> T:
+        if self.state is None:
+            return compute()
+        key = (self.state, *part)
+        if key in _MEMO:
+            _MEMO.move_to_end(key)
+            self.hits += 1
+            _MEMO_STATS["hits"] += 1
+            return cast("T", _MEMO[key])
+        value = compute()
+        self._new[key] = value
+        return value
+
+    def keep(self) -> None:
+        for key, value in self._new.items():
+            _MEMO[key] = value
+            _MEMO_STATS["stored"] += 1
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+
+
+def clear_warm_caches() -> None:
+    """Forget every remembered scope read and transcript read (tests compare cold and warm answers with it)."""
+    from .index.freshness import memo
+
+    _MEMO.clear()
+    memo.clear()
+
+
+def warm_cache_stats() -> dict[str, int]:
+    """Hits and stores of the scope-read cache in this process (counts only)."""
+    return dict(_MEMO_STATS)
 
 
 def _verify_templates(templates: Sequence[Template], template_dir: Path | None) -> None:
@@ -144,10 +220,10 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
 
 
 def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None, *,
-          config: ProviderConfig, now_ms: float, until: str = NO_UPPER_BOUND) -> _Read:
+          config: ProviderConfig, now_ms: float, memo: _Memo, until: str = NO_UPPER_BOUND) -> _Read:
     from .index.revision import index_revision
     from .index.schema_verdict import schema_verdict
-    from .index.scope_state import read_marker_rows, read_scope_set
+    from .index.scope_state import read_marker_rows, read_scope_rows, since_bucket
     from .retrieval.templates import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
@@ -170,25 +246,30 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                           tokenize=_tokenize_with(verdict.tokenizer_spec or "unicode61"))
     scope = admitted.scope
     limits = admitted.limits
-    scope_set = read_scope_set(snap, scope_sql, sources=scope.sources, roots=scope.roots, since=since,
-                               until=until) if scope_runnable else None
+    bucket = since_bucket(since)
+    scope_set = memo.get(("scope", scope_sql.digest, tuple(scope.sources), tuple(scope.roots), bucket, until),
+                         lambda: read_scope_rows(snap, scope_sql, sources=scope.sources, roots=scope.roots,
+                                                 since=bucket, until=until)).active_since(since) \
+        if scope_runnable else None
     run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=scope.roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING),
                         scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None,
                         until=until)
-    markers = read_marker_rows(snap)
-    revision = index_revision(snap, schema_cookie=verdict.schema_cookie, identity=snap.identity, markers=markers)
+    markers = memo.get(("markers",), lambda: read_marker_rows(snap))
+    revision = memo.get(("revision", verdict.schema_cookie, snap.mode),
+                        lambda: index_revision(snap, schema_cookie=verdict.schema_cookie, identity=snap.identity,
+                                               markers=markers))
     freshness, detail = _freshness(snap, scope_set, markers, has_cursor=has_cursor, admitted=admitted,
-                                   config=config, now_ms=now_ms)
+                                   config=config, now_ms=now_ms, memo=memo)
     return _Read(tokenizer, revision, run, terms, tuple(skipped), freshness=freshness, freshness_detail=detail,
                  open_mode=snap.mode, schema=(verdict.verdict, verdict.nearest or ""))
 
 
 def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[str, object], *,
                has_cursor: bool, admitted: AdmittedRequest, config: ProviderConfig,
-               now_ms: float) -> tuple[Freshness, dict[str, object]]:
+               now_ms: float, memo: _Memo) -> tuple[Freshness, dict[str, object]]:
     """Judge freshness inside the snapshot, within what is left of the request's deadline.
 
     ``index_state`` is read for the scope's files and the files of the walked directories only (primary-key
@@ -208,14 +289,20 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
         deadline.check()
         return os.stat(path)
 
+    def lookup(paths: Sequence[str]) -> Mapping[str, IndexRow]:
+        if len(paths) > _MEMO_MAX_PATHS:
+            return read_unit_rows(snap, paths, has_cursor=has_cursor)
+        return memo.get(("rows", has_cursor, tuple(paths)),
+                        lambda: read_unit_rows(snap, paths, has_cursor=has_cursor))
+
     try:
-        homes = config.transcript_homes or transcript_homes(snap)
+        homes = config.transcript_homes or memo.get(("homes",), lambda: transcript_homes(snap))
         report = assess_scoped_freshness(
             scope_set.files if scope_set else (), markers,
-            lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=has_cursor),
-            has_rows_under=lambda prefix: has_rows_under(snap, prefix),
+            lookup=lookup,
+            has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix)),
             roots=admitted.scope.roots, sources=admitted.scope.sources,
-            transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat)
+            transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat, remember=True)
     except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}
     return report.verdict, report.to_public()
@@ -307,6 +394,23 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
     )
 
 
+def _read_remembering(db_path: Path, work: Callable[[ReadSnapshot, _Memo], _Read], *, deadline: Deadline,
+                      vfs: str | None) -> tuple[_Read, str]:
+    """One read of the index with the warm cache: a read that used remembered values while the index's state
+    changed is done again with nothing remembered; values are kept only from a read the state did not move
+    under (see the cache notes above)."""
+    before = _index_state_key(db_path)
+    memo = _Memo(before)
+    read, open_mode = read_index(db_path, lambda snap: work(snap, memo), deadline=deadline, vfs=vfs)
+    after = _index_state_key(db_path)
+    if before is not None and after == before:
+        memo.keep()
+    elif memo.hits:
+        memo = _Memo(None)
+        read, open_mode = read_index(db_path, lambda snap: work(snap, memo), deadline=deadline, vfs=vfs)
+    return read, open_mode
+
+
 def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path, *,
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
                      ctx: _Context, started_at: float | None = None,
@@ -322,9 +426,10 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     deadline.expires_at = started + config.deadline_ms / 1000.0  # the deadline began with the read of the request
     now_s = now()
     since = since_for(admitted, config, now_s)
-    read, open_mode = read_index(db_path, lambda snap: _read(snap, admitted, since, template_dir, config=config,
-                                                             now_ms=now_s * 1000.0, until=until),
-                                  deadline=deadline, vfs=vfs)
+    read, open_mode = _read_remembering(db_path, lambda snap, memo: _read(snap, admitted, since, template_dir,
+                                                                          config=config, now_ms=now_s * 1000.0,
+                                                                          memo=memo, until=until),
+                                        deadline=deadline, vfs=vfs)
     ctx.index_revision = read.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],
                      "schema_snapshot": read.schema[1],

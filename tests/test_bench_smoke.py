@@ -14,7 +14,9 @@ from tests.conftest import REPO
 COLUMNS = ("cold", "warm", "raw", "sqlite3 cli", "naive", "warm/naive", "warm/raw", "cold/pass", "answer",
            "evidence", "ceiling", "ceil/ans", "outcome")
 TARGETS = ("provider vs naive (common)", "provider vs naive (rare)", "cold start", "peak RSS", "latency growth",
-           "warm vs raw", "answer size")
+           "warm vs raw", "answer size",
+           # issue 13 (one size here: the growth target is not evaluated)
+           "scope growth", "cold vs naive card", "cold vs python -c pass", "warm vs sqlite3 CLI floor")
 
 
 def test_quick_bench_prints_every_column(tmp_path: Path) -> None:
@@ -31,7 +33,7 @@ def test_quick_bench_prints_every_column(tmp_path: Path) -> None:
     for target in TARGETS:
         assert f" {target}: " in out, target
     for line in ("interpreter start", "python3 -c pass", "peak RSS MB", "provider in-process phases",
-                 "raw on a new connection"):
+                 "raw on a new connection", "== scope growth", "cold/card", "warm/cli", "scope set"):
         assert line in out, line
     cli_installed = shutil.which("sqlite3") is not None
     assert ("not installed" in out) is not cli_installed
@@ -44,10 +46,12 @@ def test_quick_bench_prints_every_column(tmp_path: Path) -> None:
     assert {c["case"] for c in size["cases"]} == {f"{p}/{t}" for p in ("small", "big")
                                                    for t in ("rare", "medium", "common")}
     for case in size["cases"]:
-        expected = {"cold", "warm", "raw", "naive"} | ({"cli"} if cli_installed else set())
+        expected = {"cold", "warm", "raw", "naive", "naive_card"} | ({"cli", "cli_fts"} if cli_installed else set())
         assert expected <= set(case["ms"]), case["case"]
         assert case["outcomes"]["warm"] == ["ok"]
         assert case["outcomes"]["cold"] == ["ok"]
+        assert case["outcomes"]["naive_card"] == ["ok"]
+        assert case["provider_phases_ms"]["scope set"] > 0
         assert {"provider_answer", "provider_evidence", "ceiling"} <= set(case["chars"])
         assert case["peak_rss_mb"]["cold"] > 0
     assert {"warm (serve)", "cold (max)", "raw worker", "naive worker"} <= set(size["peak_rss_mb"])

@@ -220,9 +220,27 @@ def test_scoped_verdicts_follow_changes_like_the_full_walk(tmp_path: Path) -> No
     assert mine.stale_units == walked.stale_units == (str(grown),)
     # a new, unindexed in-scope Codex rollout in a day directory holding the scope's sessions: incomplete
     new = codex_session(h.home, repo / "sub", "brand-new")
+    os.utime(new.parent, ns=(int(NOW_MS * 1e6), int(NOW_MS * 1e6)))  # the directory changed after the build
     mine, walked = both()
     assert mine.verdict == walked.verdict == "incomplete"
     assert mine.unindexed_units == walked.unindexed_units == (str(new),)
+
+
+def test_old_unchanged_codex_day_directory_is_not_listed_but_its_scope_files_are_judged(tmp_path: Path) -> None:
+    """An older day directory whose mtime predates the last build is not listed (no file of another project is
+    looked at), yet an in-scope rollout in it that grew is stale."""
+    h = Home(tmp_path, n_projects=8, per_project=4)
+    repo = h.repos[3]
+    grown = Path(next(s[3] for s in h.sessions if s[2] == str(repo) and s[1] == "codex"))
+    _append(grown, {"type": "event_msg", "payload": {"type": "user_message", "message": "late"}})
+    day = grown.parent
+    os.utime(day, ns=(int((NOW_MS - 120_000) * 1e6),) * 2)  # no entry added since the build
+    with Counted() as counted:
+        mine = scoped(h.db(), roots=[str(repo)], sources=["codex"], homes=[h.home], stat=counted.stat)
+    assert mine.verdict == "stale" and mine.stale_units == (str(grown),)
+    assert counted.opens == 0
+    in_scope_codex = sum(1 for s in h.sessions if s[2] == str(repo) and s[1] == "codex")
+    assert counted.stats <= in_scope_codex + 1 + 3  # the scope's files, the day directory, root and home
 
 
 def test_deleted_in_scope_transcript_is_missing_on_disk(tmp_path: Path) -> None:
@@ -275,3 +293,43 @@ def test_cutoff_is_two_days_before_the_last_build() -> None:
     assert cutoff_day(None) is None
     day = cutoff_day(NOW_MS)
     assert day == tuple(time.gmtime(NOW_MS / 1000 - 2 * 86_400)[:3])
+
+
+def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
+    """With ``remember`` (a warm ``serve``), line counts are reused under the same stat and read again when
+    a file changed (here a same-mtime append: its size and ctime move)."""
+    from obelisk_session_evidence.index.freshness import memo
+
+    from tests.test_freshness import legacy
+
+    memo.clear()
+    home = tmp_path / "home"
+    repo = tmp_path / "src" / "repo"
+    repo.mkdir(parents=True)
+    files = [claude_session(home, repo, f"s{k}") for k in range(5)]
+    rows = [("__last_build__", NOW_MS, 0, None), ("__claude_canonical_transcript_v3__", NOW_MS, 0, None)]
+    rows += [(str(p), float(legacy(p).split(":")[0]), int(legacy(p).split(":")[1]), legacy(p)) for p in files]
+    db = build_index(tmp_path / "i.sqlite", rows, [(f"s{k}", "claude", str(repo), str(p))
+                                                   for k, p in enumerate(files)])
+
+    def assess() -> tuple[FreshnessReport, int]:
+        def work(snap: ReadSnapshot) -> FreshnessReport:
+            scope = read_scope_set(snap, scope_template(), sources=["claude"], roots=[str(repo)], since="")
+            return assess_scoped_freshness(
+                scope.files, read_marker_rows(snap), lookup=lambda p: read_unit_rows(snap, p, has_cursor=True),
+                has_rows_under=lambda p: has_rows_under(snap, p), roots=[str(repo)], sources=["claude"],
+                transcript_homes=[home], now_ms=NOW_MS, remember=True)
+
+        with Counted() as counted:
+            report = read_index(db, work, deadline=Deadline(60_000))[0]
+        return report, counted.opens
+
+    first, first_opens = assess()
+    assert first.verdict == "fresh" and first.lines_counted == 5 and first_opens == 5  # legacy: counted
+    second, second_opens = assess()
+    assert second.verdict == "fresh" and second.lines_counted == 0 and second_opens == 0
+    _append(files[2], {"type": "user", "cwd": str(repo)}, keep_mtime=True)  # same mtime, new ctime
+    third, _ = assess()
+    assert third.verdict == "stale" and third.stale_units == (str(files[2]),)
+    assert third.lines_counted == 1
+    memo.clear()

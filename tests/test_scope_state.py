@@ -110,3 +110,48 @@ def _content_revision(db: Path) -> str:
         return index_revision(snap, schema_cookie=0, identity=None, markers=read_marker_rows(snap))
 
     return str(_read(db, work))
+
+
+# ------------------------------------------------------------------- the scope template's range prefilter
+
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from obelisk_session_evidence.index.scope_state import read_scope_set  # noqa: E402
+from obelisk_session_evidence.retrieval.templates import scope_template  # noqa: E402
+
+_SEGMENTS = st.sampled_from(["a", "b", "b-c", "b.c", "b0", "b/", "é", "\U0010ffff", "-", ".", "0", "z"])
+_PATHS = st.lists(_SEGMENTS, min_size=1, max_size=4).map(lambda parts: "/" + "/".join(parts))
+
+
+def _sessions_db(path: Path, project_paths: list[str]) -> Path:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT, project TEXT, project_path TEXT, "
+                 "started_at TEXT, ended_at TEXT, git_branch TEXT, version TEXT, message_count INTEGER, "
+                 "jsonl_path TEXT, source TEXT DEFAULT 'claude')")
+    conn.executemany("INSERT INTO sessions (id, project_path, started_at, source) VALUES (?, ?, '2026', ?)",
+                     [(f"s{i}", p, "claude" if i % 3 else None) for i, p in enumerate(project_paths)])
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root + "/")
+
+
+@settings(max_examples=60, deadline=None)
+@example(paths=["/b/x", "/b-c", "/b.c/y", "/b0", "/b", "/b/\U0010ffff/z"], roots=["/b", "/b-c"])
+@example(paths=["/b/\U0010ffff/z", "/b/\U0010ffff"], roots=["/b"])
+@given(paths=st.lists(_PATHS, min_size=1, max_size=25), roots=st.lists(_PATHS, min_size=1, max_size=3))
+def test_scope_template_selects_exactly_the_sessions_under_a_root(tmp_path_factory: pytest.TempPathFactory,
+                                                                   paths: list[str], roots: list[str]) -> None:
+    """The range prefilter never drops a session the EXISTS accepts (roots prefixes of one another, '-', '.',
+    '0' and the highest code point next to the root included)."""
+    db = _sessions_db(tmp_path_factory.mktemp("scope") / "s.sqlite", paths)
+
+    def work(snap: ReadSnapshot) -> frozenset[str]:
+        return read_scope_set(snap, scope_template(), sources=["claude"], roots=roots, since="").ids
+
+    found = _read(db, work)
+    expected = {f"s{i}" for i, p in enumerate(paths) if any(_under(p, r.rstrip("/") or "/") for r in roots)}
+    assert found == expected

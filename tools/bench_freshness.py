@@ -9,6 +9,15 @@ plus matching ``index_state`` rows, then times ``assess_freshness`` (median of 5
 * ``legacy, unchanged``  two-part cursors: every file needs a line count (the real-Obelisk shape);
 * ``signature, 1 of 20 repos``  the same 10,000 files spread over 20 repositories, scope = one of them.
 
+Issue 13 (cost follows the scope): 10,000 files over 100 repositories (100 in scope), indexed in a real SQLite
+database (``index_state`` and ``sessions``), Codex rollouts in 2025 day directories before ``__last_build__``:
+
+* ``stat all files``  ``os.stat`` of every transcript: the floor of any judgement that looks at every file;
+* ``full walk, 1 of 100 repos``  ``assess_freshness`` as before issue 13 (every head read);
+* ``scoped, 1 of 100 repos``  what a request does now, its index reads included: the scope template, the
+  marker rows, the homes and the row lookups in one read snapshot, then ``assess_scoped_freshness``.
+  Target: <= 5% of ``stat all files``.
+
 Usage: ``tools/bench_freshness.py [--files N] [--runs R]``.
 """
 
@@ -26,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness
+from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness, assess_scoped_freshness
 
 Row = tuple[str, float | None, int | None, str | None]
 MARKERS: list[Row] = [
@@ -113,13 +122,128 @@ def measure(label: str, runs: int, files: int, call: Callable[[], FreshnessRepor
     return report
 
 
+def build_indexed(top: Path, files: int, repos: int, now_ms: float) -> tuple[Path, Path, list[str], list[Path]]:
+    """HOME, repos and a real index database (``index_state`` + ``sessions``) of every transcript."""
+    import sqlite3
+
+    home = top / "home"
+    roots = [top / "src" / f"repo{r:03d}" for r in range(repos)]
+    for root in roots:
+        root.mkdir(parents=True)
+    paths: list[Path] = []
+    sessions: list[tuple[str, str, str, str]] = []
+    for i in range(files):
+        cwd = str(roots[(i // 10) % repos])  # each repository: blocks of 7 Claude and 3 Codex transcripts
+        if i % 10 < 7:
+            path = home / ".claude" / "projects" / cwd.replace("/", "-") / f"{i:08d}-session.jsonl"
+            _write(path, _records(cwd, 10, codex=False))
+            sessions.append((f"{i:08d}-session", "claude", cwd, str(path)))
+        else:
+            day = home / ".codex" / "sessions" / "2025" / f"{i % 12 + 1:02d}" / f"{i % 28 + 1:02d}"
+            path = day / f"rollout-2025-01-01T00-00-00-{i:08d}.jsonl"
+            _write(path, _records(cwd, 10, codex=True))
+            sessions.append((f"codex:{i:08d}", "codex", cwd, str(path)))
+        paths.append(path)
+    db = top / "obelisk.sqlite"
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE index_state (jsonl_path TEXT PRIMARY KEY, mtime REAL, lines_processed INTEGER, cursor TEXT);"
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT, project TEXT, project_path TEXT, started_at TEXT,"
+        " ended_at TEXT, git_branch TEXT, version TEXT, message_count INTEGER DEFAULT 0, jsonl_path TEXT,"
+        " source TEXT DEFAULT 'claude');"
+        "CREATE INDEX idx_sessions_source ON sessions(source);"
+        "CREATE TABLE messages (uuid TEXT PRIMARY KEY); CREATE TABLE tool_results (tool_use_id TEXT PRIMARY KEY);")
+    built = max(now_ms, time.time() * 1000)  # the build ends after the last transcript was written
+    markers = [(name, built if name == "__last_build__" else 0.0, 0, None) for name, *_ in MARKERS]
+    conn.executemany("INSERT INTO index_state VALUES (?,?,?,?)", [signature_row(p) for p in paths] + markers)
+    conn.executemany("INSERT INTO sessions (id, source, project_path, jsonl_path, started_at, ended_at) "
+                     "VALUES (?,?,?,?,'2025-01-01T00:00:00Z','2025-01-01T00:00:00Z')", sessions)
+    conn.commit()
+    conn.close()
+    return home, db, [str(r) for r in roots], paths
+
+
+def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | None = None) -> FreshnessReport:
+    """The scoped assessment exactly as a request runs it, index reads included (one read snapshot).
+    ``timing`` receives the ms of the freshness part alone (after the scope set a request reads anyway)."""
+    from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
+    from obelisk_session_evidence.index.scope_state import (
+        has_rows_under,
+        read_marker_rows,
+        read_scope_set,
+        read_unit_rows,
+        transcript_homes,
+    )
+    from obelisk_session_evidence.retrieval.templates import scope_template
+
+    def work(snap: ReadSnapshot) -> FreshnessReport:
+        scope = read_scope_set(snap, scope_template(), sources=["claude", "codex"], roots=[root], since="")
+        started = time.perf_counter()
+        report = assess_scoped_freshness(
+            scope.files, read_marker_rows(snap),
+            lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=True),
+            has_rows_under=lambda prefix: has_rows_under(snap, prefix),
+            roots=[root], sources=["claude", "codex"],
+            transcript_homes=[Path(h) for h in transcript_homes(snap)], now_ms=now_ms)
+        if timing is not None:
+            timing.append((time.perf_counter() - started) * 1000)
+        return report
+
+    return read_index(db, work, deadline=Deadline(60_000))[0]
+
+
+def issue13(top: Path, files: int, runs: int) -> None:
+    now = time.time() * 1000
+    home, db, roots, paths = build_indexed(top, files, repos=100, now_ms=now)
+    rows = [signature_row(p) for p in paths] + [("__last_build__", now, 0, None), *MARKERS[1:]]
+    names = [str(p) for p in paths]
+
+    def stat_all() -> FreshnessReport:
+        for name in names:
+            os.stat(name)
+        return FreshnessReport("fresh", files, files, 0, 0, 0, 0, 0, 0, (), (), None, None, False, (), 0, ())
+
+    print(f"\nissue 13: {files} transcripts over 100 repositories, {files // 100} in scope, indexed in SQLite")
+    floor = measure_ms("stat all files", runs, files, stat_all)
+    full = measure_ms("full walk, 1 of 100 repos", runs, files,
+                      lambda: assess_freshness(rows, roots=roots[:1], sources=["claude", "codex"],
+                                               transcript_homes=[home], now_ms=now))
+    inner: list[float] = []
+    request = measure_ms("scoped, 1 of 100 repos", runs, files, lambda: scoped_request(db, roots[0], now, inner))
+    fresh = statistics.median(inner[1:])
+    print(f"{'  of which freshness':<28} median {fresh:8.2f} ms  (markers, homes, row lookups, walk, stats; the "
+          "rest is the open and the scope set every request reads anyway)")
+    verdict = "PASS" if fresh <= 0.05 * floor else "FAIL"
+    print(f"freshness / stat all = {fresh / floor:.3f} (target <= 0.05: {verdict}); "
+          f"with the open and the scope set {request / floor:.3f}; full walk / stat all = {full / floor:.2f}")
+
+
+def measure_ms(label: str, runs: int, files: int, call: Callable[[], FreshnessReport]) -> float:
+    timings: list[float] = []
+    report = call()  # warm-up (page cache, imports)
+    for _ in range(runs):
+        start = time.perf_counter()
+        report = call()
+        timings.append((time.perf_counter() - start) * 1000)
+    median = statistics.median(timings)
+    print(f"{label:<28} median {median:8.2f} ms  ({median * 1000 / files:6.2f} us/file)  "
+          f"verdict={report.verdict} in_scope={report.units_in_scope}")
+    return median
+
+
 def main() -> int:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only-issue13", action="store_true", help="only the issue-13 scoped comparison")
+    parser.add_argument("--skip-issue13", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     files, runs = args.files, args.runs
+    if args.only_issue13:
+        with tempfile.TemporaryDirectory(prefix="bench-freshness-") as tmp:
+            issue13(Path(tmp) / "hundred", files, runs)
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench-freshness-") as tmp:
         home, roots, paths = build(Path(tmp) / "one", files, repos=1)
         sig_rows = [signature_row(p) for p in paths] + MARKERS
@@ -142,6 +266,8 @@ def main() -> int:
         home20, roots20, paths20 = build(Path(tmp) / "twenty", files, repos=20)
         rows20 = [signature_row(p) for p in paths20] + MARKERS
         measure("signature, 1 of 20 repos", runs, files, lambda: run(rows20, roots20[:1], home20))
+        if not args.skip_issue13:
+            issue13(Path(tmp) / "hundred", files, runs)
     return 0
 
 

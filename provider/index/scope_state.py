@@ -48,20 +48,55 @@ class ScopeSet:
     ceiling_reached: bool
 
 
+@dataclass(frozen=True)
+class ScopeRows:
+    """The scope template's rows for a lower bound ``since`` (``(id, source, path, active_at)``)."""
+
+    since: str
+    rows: tuple[tuple[str, str, str | None, object], ...]
+    ceiling_reached: bool
+
+    def active_since(self, since: str) -> ScopeSet:
+        """The scope set for any ``since`` at or after ``self.since``: the template's own ``>= :since`` test,
+        applied again to ``active_at`` (SQLite orders every number before every text and every text, by its
+        bytes, before every blob; Python's ``str`` order is that byte order for UTF-8)."""
+        if since < self.since:
+            raise ValueError("a scope read for a later bound cannot answer an earlier one")
+        ids: set[str] = set()
+        files: list[tuple[str, str]] = []
+        for sid, source, path, active in self.rows:
+            if isinstance(active, bytes) or (isinstance(active, str) and active >= since):
+                ids.add(sid)
+                if path:
+                    files.append((path, source))
+        return ScopeSet(frozenset(ids), tuple(files), self.ceiling_reached)
+
+
+def since_bucket(since: str) -> str:
+    """The start of the hour of an ISO-8601 ``since`` (a lower bound, so the bucket's rows hold the answer)."""
+    return since[:13] + ":00:00.000Z" if len(since) >= 13 and since[10:11] == "T" else since
+
+
+def read_scope_rows(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Sequence[str],
+                    since: str, until: str = NO_UPPER_BOUND) -> ScopeRows:
+    """Run the scope template once for ``since`` (and the upper time bound ``until``, none by default);
+    :meth:`ScopeRows.active_since` gives the scope set."""
+    values: dict[str, Any] = {"sources": json.dumps(list(sources)), "roots": roots_param(roots),
+                              "since": since, "until": until, "limit": SCOPE_SESSION_CEILING}
+    raw = snap.rows(scope.sql, {name: values[name] for name in scope.params})
+    rows = []
+    for row in raw:
+        path = row[2] if len(row) >= 3 and isinstance(row[2], str) and row[2] else None
+        active = row[3] if len(row) >= 4 else since  # a template without the column: its own bound holds
+        rows.append((str(row[0]), str(row[1]) if len(row) >= 2 else "", path, active))
+    return ScopeRows(since, tuple(rows), len(raw) >= SCOPE_SESSION_CEILING)
+
+
 def read_scope_set(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Sequence[str],
                    since: str, until: str = NO_UPPER_BOUND) -> ScopeSet:
     """Run the scope template once: the ids, the transcript files and whether the ceiling was reached
     (``until``: the upper time bound, none by default)."""
-    values: dict[str, Any] = {"sources": json.dumps(list(sources)), "roots": roots_param(roots),
-                              "since": since, "until": until, "limit": SCOPE_SESSION_CEILING}
-    rows = snap.rows(scope.sql, {name: values[name] for name in scope.params})
-    ids: set[str] = set()
-    files: list[tuple[str, str]] = []
-    for row in rows:
-        ids.add(str(row[0]))
-        if len(row) >= 3 and isinstance(row[2], str) and row[2]:
-            files.append((row[2], str(row[1])))
-    return ScopeSet(frozenset(ids), tuple(files), len(rows) >= SCOPE_SESSION_CEILING)
+    return read_scope_rows(snap, scope, sources=sources, roots=roots, since=since, until=until).active_since(since)
 
 
 def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool) -> dict[str, IndexRow]:

@@ -11,7 +11,9 @@ Claude
 Codex
     ``sessions/YYYY/MM/DD/``: the day directories from two days before the ``__last_build__`` marker on
     (directory names are local dates, the marker is UTC), and the day directories that hold a transcript
-    of a session in scope. Without the marker, or for a name that is not a date, everything is walked.
+    of a session in scope, unless such an older directory's mtime says no entry was added or removed since
+    the last build (Codex names a new rollout after the day it starts: new files land in new days). Without
+    the marker, or for a name that is not a date, everything is walked.
     ``archived_sessions/`` only when the index holds a row under it (as ``walk``), and there only the files
     of sessions in scope and the files whose name date is on or after that cutoff.
 Kimi and Pi
@@ -78,14 +80,35 @@ def _dated(entries: list[os.DirEntry[str]]) -> Iterator[tuple[os.DirEntry[str], 
         yield entry, int(entry.name) if entry.name.isdigit() and len(entry.name) <= 4 else None
 
 
-def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str]) -> Iterator[Unit]:
-    """Day directories at or after ``cutoff`` or holding a known file; anything not date-shaped whole."""
+def _unchanged_since(ctx: Ctx, path: str, last_build_ms: float | None) -> bool:
+    """Whether the directory's entries are as they were at the last build (its mtime is not later)."""
+    if last_build_ms is None:
+        return False
+    try:
+        return ctx.stat(path).st_mtime_ns / 1e6 <= last_build_ms
+    except (OSError, ValueError):
+        return False
+
+
+def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str],
+                    last_build_ms: float | None) -> Iterator[Unit]:
+    """Day directories at or after ``cutoff`` or holding a known file; anything not date-shaped whole. A day
+    directory before the cutoff whose entries did not change since the last build (its mtime) is not listed:
+    its files of sessions in scope are judged where the index says they are (``scoped``)."""
+
+    held: set[str] = set()  # the holding directories and every directory above them
+    for holder in holding:
+        above = holder
+        while above not in held and len(above) > len(top):
+            held.add(above)
+            above = os.path.dirname(above)
 
     def wanted(path: str, day: Day) -> bool:
         if cutoff is None or day >= cutoff[:len(day)]:
             return True
-        prefix = path + os.sep
-        return any(h == path or h.startswith(prefix) for h in holding)
+        if path not in held:
+            return False
+        return len(day) < 3 or not _unchanged_since(ctx, path, last_build_ms)
 
     def walk(path: str, day: Day) -> Iterator[Unit]:
         for entry, number in _dated(scan(ctx, path)):
@@ -109,21 +132,22 @@ def _archived(ctx: Ctx, top: str, cutoff: Day | None, known: Collection[str]) ->
             yield unit
 
 
-def codex_units(ctx: Ctx, home: str, known: Collection[str], cutoff: Day | None,
-                has_rows_under: Probe) -> Iterator[Unit]:
+def codex_units(ctx: Ctx, home: str, known: Collection[str], *, cutoff: Day | None,
+                has_rows_under: Probe, last_build_ms: float | None) -> Iterator[Unit]:
     codex = os.path.join(home, ".codex")
     holding = {os.path.dirname(p) for p in known}
-    yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, holding)
+    yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, holding, last_build_ms)
     archived = os.path.join(codex, "archived_sessions")
     if has_rows_under(archived + os.sep):
         yield from _archived(ctx, archived, cutoff, known)
 
 
-def candidate_units(ctx: Ctx, home: str, source: str, *, known: Collection[str], cutoff: Day | None,
+def candidate_units(ctx: Ctx, home: str, source: str, *, known: Collection[str], last_build_ms: float | None,
                     has_rows_under: Probe) -> Iterator[Unit]:
     """The units of ``source`` in ``home`` that can belong to the scope (module docstring)."""
     if source == "claude":
         return claude_units(ctx, home, known)
     if source == "codex":
-        return codex_units(ctx, home, known, cutoff, has_rows_under)
+        return codex_units(ctx, home, known, cutoff=cutoff_day(last_build_ms), has_rows_under=has_rows_under,
+                           last_build_ms=last_build_ms)
     return WALKERS[source](ctx, home)

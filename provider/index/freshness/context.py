@@ -33,5 +33,6 @@ class Ctx:
     roots: tuple[str, ...]
     rows: dict[str, Row]
     lines_counted: int = 0
+    remember: bool = False  # keep line counts and heads across assessments (``memo``), by file identity
     reasons: set[str] = field(default_factory=set)
     parent_cwds: dict[str, str | None] = field(default_factory=dict)

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Final
 
+from . import memo
 from .context import Ctx, Unit
 from .walk import kimi_files
 
@@ -99,6 +100,18 @@ def _kimi_state_cwd(path: str, limit: int) -> tuple[str | None, bool]:
     return _partial_cwd(head[:limit], "kimi"), True
 
 
+def _remembered_head(ctx: Ctx, path: str, source: str) -> tuple[str | None, bool]:
+    """``_head_cwd``, reused under the same stat when ``ctx.remember`` (``memo``; one stat to know)."""
+    if not ctx.remember:
+        return _head_cwd(path, source, ctx.max_head_bytes)
+    try:
+        st = ctx.stat(path)
+    except (OSError, ValueError):
+        return None, False
+    key = ("head", path, source, ctx.max_head_bytes, *memo.identity(st, with_ctime=True))
+    return memo.remembered(key, lambda: _head_cwd(path, source, ctx.max_head_bytes), lambda found: found[1])
+
+
 def unit_cwd(ctx: Ctx, unit: Unit) -> tuple[str | None, bool]:
     """(cwd or None, readable) of one unit; a Claude child without its own cwd inherits its parent's."""
     if unit.kind == "kimi_dir":
@@ -106,7 +119,7 @@ def unit_cwd(ctx: Ctx, unit: Unit) -> tuple[str | None, bool]:
         return _kimi_state_cwd(state, ctx.max_head_bytes) if state else (None, True)
     cwd, readable = (None, True)
     if unit.kind == "jsonl":
-        cwd, readable = _head_cwd(unit.path, unit.source, ctx.max_head_bytes)
+        cwd, readable = _remembered_head(ctx, unit.path, unit.source)
     if cwd is None and unit.parent is not None:
         if unit.parent not in ctx.parent_cwds:
             ctx.parent_cwds[unit.parent] = _head_cwd(unit.parent, unit.source, ctx.max_head_bytes)[0]

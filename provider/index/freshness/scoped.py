@@ -13,8 +13,9 @@ for given paths only (primary-key lookups in the same snapshot). Then:
   scope: it cannot change the verdict, so its head is not read and it is not counted;
 * a file the index does not know, or whose cursor no longer matches, is attributed by its head as in
   ``assess_freshness`` (unindexed or stale when in scope);
-* a file of a session in scope that no listed directory held is judged where the index says it is; when it
-  is gone it counts as missing on disk.
+* a file of a session in scope that no listed directory held (an older Codex day directory unchanged since
+  the last build is not listed) is judged where the index says it is; when it is gone it counts as missing
+  on disk.
 
 So stats and reads stay O(files in scope + files in walked directories). The verdict rules are those of
 ``verdict.decide_verdict``. Differences from the full walk: ``units_in_scope`` leaves out indexed, unchanged
@@ -30,7 +31,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from .candidates import Probe, candidate_units, cutoff_day
+from .candidates import Probe, candidate_units
 from .context import Ctx, Unit
 from .markers import read_markers
 from .rows import IndexRow, Row
@@ -90,12 +91,14 @@ def assess_scoped_freshness(
     stat: Callable[[str], os.stat_result] = os.stat,
     max_head_bytes: int = 64 * 1024,
     mtime_tolerance_ms: float = 1.0,
+    remember: bool = False,
 ) -> FreshnessReport:
     """Judge the scope's freshness from ``known_files`` ((path, source) of the sessions in scope) and the
-    candidate directories (module docstring). Never raises on malformed rows, cursors or transcripts."""
+    candidate directories (module docstring). ``remember``: reuse line counts and heads read under the same
+    stat in this process (``memo``; a warm ``serve``). Never raises on malformed rows, cursors or transcripts."""
     root_list, roots_ok = prepare_roots(roots, stat)
     ctx = Ctx(stat=stat, max_head_bytes=max(1, int(max_head_bytes)), tol=abs(float(mtime_tolerance_ms)),
-              roots=root_list, rows={})
+              roots=root_list, rows={}, remember=remember)
     if not roots_ok:
         ctx.reasons.add("unreadable_root")
     wanted = wanted_sources(sources)
@@ -111,12 +114,11 @@ def assess_scoped_freshness(
             path = norm_path(raw)
             if path is not None and source in supported:
                 known[path] = source
-        cutoff = cutoff_day(marks.last_build)
         units: list[Unit] = []
         for home in homes:
             for source in supported:
                 mine = [p for p, s in known.items() if s == source]
-                units.extend(candidate_units(ctx, home, source, known=mine, cutoff=cutoff,
+                units.extend(candidate_units(ctx, home, source, known=mine, last_build_ms=marks.last_build,
                                              has_rows_under=has_rows_under))
         listed = {unit.path for unit in units}
         strays = [Unit(p, s, "jsonl") for p, s in sorted(known.items()) if s in _FILE_SOURCES and p not in listed]
@@ -130,12 +132,18 @@ def assess_scoped_freshness(
 
 
 def _judge_stray(ctx: Ctx, unit: Unit, tally: Tally) -> None:
-    """A file of a session in scope outside every walked directory: judged there, or missing on disk."""
+    """A file of a session in scope outside every listed directory: judged there (one stat), or missing."""
     try:
-        ctx.stat(unit.path)
+        st = ctx.stat(unit.path)
     except FileNotFoundError:
         tally.missing_on_disk += 1
         return
     except (OSError, ValueError):
-        pass  # judged below as unreadable
-    judge_in_scope(ctx, unit, tally)
+        judge_in_scope(ctx, unit, tally)  # judged unreadable
+        return
+    stat = ctx.stat
+    ctx.stat = lambda path: st if path == unit.path else stat(path)
+    try:
+        judge_in_scope(ctx, unit, tally)
+    finally:
+        ctx.stat = stat

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
 
 from .context import Ctx, Outcome, Unit
 from .heads import unit_cwd
 from .rows import lookup_row
 from .scope import under_roots
 from .units import judge_unit
-
-_SLUG_RE: Final = re.compile(r"[^A-Za-z0-9]")
 
 
 @dataclass(slots=True)
@@ -76,7 +72,7 @@ def judge_in_scope(ctx: Ctx, unit: Unit, tally: Tally, outcome: Outcome | None =
 @functools.lru_cache(maxsize=4096)
 def claude_slug(path: str) -> str:
     """Claude Code's project directory name for a path: every character but ASCII letters and digits is ``-``."""
-    return _SLUG_RE.sub("-", path)
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in path)
 
 
 def count_missing(ctx: Ctx, homes: Sequence[str], tally: Tally) -> None:

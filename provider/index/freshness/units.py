@@ -18,6 +18,7 @@ from ..cursors import (
     ino_matches,
     parse_cursor,
 )
+from . import memo
 from .context import Ctx, Outcome, Unit
 from .rows import Row, number
 from .walk import kimi_files
@@ -31,8 +32,16 @@ class _LineCount:
     tail: bool
 
 
-def _count_lines(ctx: Ctx, path: str) -> _LineCount | None:
-    """Newline-terminated lines and whether an unterminated tail follows. None when unreadable."""
+def _count_lines(ctx: Ctx, path: str, st: os.stat_result | None = None) -> _LineCount | None:
+    """Newline-terminated lines and whether an unterminated tail follows. None when unreadable. With the
+    file's stat and ``ctx.remember``, a count read under the same stat is reused (``memo``)."""
+    if st is not None and ctx.remember:
+        key = ("lines", path, *memo.identity(st, with_ctime=True))
+        return memo.remembered(key, lambda: _read_lines(ctx, path), lambda counted: counted is not None)
+    return _read_lines(ctx, path)
+
+
+def _read_lines(ctx: Ctx, path: str) -> _LineCount | None:
     ctx.lines_counted += 1
     count = 0
     tail = False
@@ -54,8 +63,9 @@ def _ms(ns: int) -> float:
     return ns / 1e6
 
 
-def _confirm_by_lines(ctx: Ctx, path: str, expected: int, *, exact: bool) -> Outcome:
-    counted = _count_lines(ctx, path)
+def _confirm_by_lines(ctx: Ctx, path: str, expected: int, *, exact: bool,
+                      st: os.stat_result | None = None) -> Outcome:
+    counted = _count_lines(ctx, path, st)
     if counted is None:
         return "unreadable"
     ok = expected == counted.terminated if exact else _lines_match(expected, counted)
@@ -67,7 +77,7 @@ def _judge_legacy(ctx: Ctx, unit: Unit, st: os.stat_result, cur: LegacyCursor) -
         return "stale"
     if unit.kind == "workflow_json":
         return "up_to_date"
-    return _confirm_by_lines(ctx, unit.path, cur.lines, exact=False)
+    return _confirm_by_lines(ctx, unit.path, cur.lines, exact=False, st=st)
 
 
 def _same_identity(ctx: Ctx, st: os.stat_result, ctime_ms: float, ino: int | None) -> bool:
@@ -79,7 +89,7 @@ def _judge_signature(ctx: Ctx, unit: Unit, st: os.stat_result, cur: SignatureCur
         return "stale"
     if _same_identity(ctx, st, cur.ctime_ms, cur.ino):
         return "up_to_date"
-    return _confirm_by_lines(ctx, unit.path, cur.lines, exact=False)
+    return _confirm_by_lines(ctx, unit.path, cur.lines, exact=False, st=st)
 
 
 def _judge_codex_v4(ctx: Ctx, unit: Unit, st: os.stat_result, cur: CodexV4Cursor) -> Outcome:
@@ -87,7 +97,7 @@ def _judge_codex_v4(ctx: Ctx, unit: Unit, st: os.stat_result, cur: CodexV4Cursor
         return "stale"
     if _same_identity(ctx, st, cur.ctime_ms, cur.ino):
         return "up_to_date"
-    return _confirm_by_lines(ctx, unit.path, cur.complete_lines, exact=True)
+    return _confirm_by_lines(ctx, unit.path, cur.complete_lines, exact=True, st=st)
 
 
 def _judge_pi(ctx: Ctx, st: os.stat_result, cur: PiSnapshotCursor) -> Outcome:
