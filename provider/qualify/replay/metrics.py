@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..stats import _dist, _ratio
+from ..stats import dist, ratio
 from .run import Replay
 
 MIN_PAIRS: Final = 20
@@ -48,17 +48,17 @@ def false_matches(negatives: Sequence[Replay]) -> dict[str, Any]:
 
 def context_chars(replays: Sequence[Replay]) -> dict[str, Any]:
     answered = [r for r in replays if r.items]
-    return {"provider_evidence_chars": _dist([float(r.chars) for r in replays]),
-            "provider_result_json_chars": _dist([float(r.result_chars) for r in replays]),
-            "native_ceiling_chars": _dist([float(r.ceiling_chars) for r in replays]),
-            "ceiling_over_provider_median": _ratio([float(r.ceiling_chars) for r in answered],
+    return {"provider_evidence_chars": dist([float(r.chars) for r in replays]),
+            "provider_result_json_chars": dist([float(r.result_chars) for r in replays]),
+            "native_ceiling_chars": dist([float(r.ceiling_chars) for r in replays]),
+            "ceiling_over_provider_median": ratio([float(r.ceiling_chars) for r in answered],
                                                    [float(r.chars) for r in answered]),
             "answers_over_budget": sum(1 for r in replays if r.over_budget)}
 
 
 def latency(replays: Sequence[Replay]) -> dict[str, Any]:
     slowest = sorted(replays, key=lambda r: -r.latency_ms)[:5]
-    return {"in_process_ms": _dist([r.latency_ms for r in replays]),
+    return {"in_process_ms": dist([r.latency_ms for r in replays]),
             "timeouts": sum(1 for r in replays if r.outcome != "ok"),
             "slowest": [{"digest": r.digest, "ms": round(r.latency_ms, 1)} for r in slowest]}
 
