@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .arms import NativeMessage, NativeResult, _Outcome
+from .arms import CaseOutcome, NativeMessage, NativeResult
 from .cases import LIMITS
 from .corpus import Fact
-from .stats import _dist, _rate, _ratio
+from .stats import dist, rate_of, ratio
 
 
 def _recognised_by_items(fact: Fact, items: Sequence[Mapping[str, Any]], mine: set[str]) -> bool:
@@ -46,7 +46,7 @@ def _native_is_true(message: NativeMessage, relevant: Sequence[Fact]) -> bool:
     return any(message.uuid in f.messages or message.session_id in f.sessions for f in relevant)
 
 
-def _case_row(o: _Outcome, mine: set[str]) -> dict[str, Any]:
+def case_row(o: CaseOutcome, mine: set[str]) -> dict[str, Any]:
     """One content-free row per case: ids, counts, sizes, times (no term, snippet or path)."""
     row: dict[str, Any] = {"id": o.case.id, "kind": o.case.kind, "outcome": o.outcome, "code": o.error_code,
                            "items": len(o.items), "snippet_chars": o.snippet_chars, "ms": round(o.elapsed_ms, 2)}
@@ -64,8 +64,8 @@ def _case_row(o: _Outcome, mine: set[str]) -> dict[str, Any]:
     return row
 
 
-def _score(outcomes: Sequence[_Outcome], mine: Mapping[int, set[str]]) -> dict[str, Any]:
-    by_kind: dict[str, list[_Outcome]] = {}
+def score_outcomes(outcomes: Sequence[CaseOutcome], mine: Mapping[int, set[str]]) -> dict[str, Any]:
+    by_kind: dict[str, list[CaseOutcome]] = {}
     for o in outcomes:
         by_kind.setdefault(o.case.kind, []).append(o)
     dead = by_kind.get("dead_end", [])
@@ -74,7 +74,7 @@ def _score(outcomes: Sequence[_Outcome], mine: Mapping[int, set[str]]) -> dict[s
     asked = [*positives, *negatives]
     answered = [o for o in asked if o.outcome == "ok"]
 
-    def own(o: _Outcome) -> set[str]:
+    def own(o: CaseOutcome) -> set[str]:
         return mine[o.case.cell]
 
     def recognition(arm: str) -> float | None:
@@ -83,9 +83,9 @@ def _score(outcomes: Sequence[_Outcome], mine: Mapping[int, set[str]]) -> dict[s
         if arm == "current_context":
             return 0.0
         if arm == "provider":
-            return _rate(sum(1 for o in dead if o.case.target
+            return rate_of(sum(1 for o in dead if o.case.target
                              and _recognised_by_items(o.case.target, o.items, own(o))), len(dead))
-        return _rate(sum(1 for o in dead if o.case.target and o.native
+        return rate_of(sum(1 for o in dead if o.case.target and o.native
                          and _recognised_by_native(o.case.target, o.native, own(o))), len(dead))
 
     def recall(arm: str) -> float | None:
@@ -97,7 +97,7 @@ def _score(outcomes: Sequence[_Outcome], mine: Mapping[int, set[str]]) -> dict[s
                     found += int(_recognised_by_items(fact, o.items, own(o)))
                 elif o.native is not None:
                     found += int(_recognised_by_native(fact, o.native, own(o)))
-        return _rate(found, total)
+        return rate_of(found, total)
 
     def precision(arm: str, question: str) -> dict[str, Any]:
         true = returned = 0
@@ -110,7 +110,7 @@ def _score(outcomes: Sequence[_Outcome], mine: Mapping[int, set[str]]) -> dict[s
             elif o.native is not None:
                 true += sum(1 for m in o.native.hits if _native_is_true(m, o.case.relevant))
                 returned += len(o.native.hits)
-        return {"precision": _rate(true, returned), "true_items": true, "returned_items": returned}
+        return {"precision": rate_of(true, returned), "true_items": true, "returned_items": returned}
 
     def false_matches(arm: str) -> dict[str, Any]:
         false = returned = with_items = 0
@@ -127,7 +127,7 @@ def _score(outcomes: Sequence[_Outcome], mine: Mapping[int, set[str]]) -> dict[s
             false += wrong
             returned += count
             with_items += int(negative and count > 0)
-        return {"false_items": false, "returned_items": returned, "false_match_rate": _rate(false, returned),
+        return {"false_items": false, "returned_items": returned, "false_match_rate": rate_of(false, returned),
                 "negatives_with_items": with_items, "negatives": len(negatives)}
 
     def foreign(arm: str) -> int:
@@ -148,7 +148,7 @@ def _score(outcomes: Sequence[_Outcome], mine: Mapping[int, set[str]]) -> dict[s
     def detection(expect: str) -> dict[str, Any]:
         subset = [o for o in fresh_cases if o.case.expect == expect]
         hit = sum(1 for o in subset if o.freshness == expect)
-        return {"cases": len(subset), "detected": hit, "rate": _rate(hit, len(subset)),
+        return {"cases": len(subset), "detected": hit, "rate": rate_of(hit, len(subset)),
                 "reported_fresh": sum(1 for o in subset if o.freshness == "fresh")}
 
     changed = [o for o in fresh_cases if o.case.expect != "fresh"]
@@ -176,43 +176,43 @@ def _score(outcomes: Sequence[_Outcome], mine: Mapping[int, set[str]]) -> dict[s
             "measure": "characters of evidence text: provider snippets vs the ceiling's whole messages; the "
                        "provider's whole result JSON (refs, metadata) is reported alongside; the ratios use "
                        "the questions that have history (positives) unless named otherwise",
-            "current_context": _dist([0.0] * len(answered)),
-            "provider": _dist(snippet_chars),
-            "provider_result_json": _dist(result_chars),
-            "native_ceiling": _dist(native_chars),
-            "ceiling_over_provider_median": _ratio(pos_native, pos_snippets),
-            "ceiling_over_provider_result_json_median": _ratio(pos_native, pos_results),
-            "ceiling_over_provider_median_all_questions": _ratio(native_chars, snippet_chars),
+            "current_context": dist([0.0] * len(answered)),
+            "provider": dist(snippet_chars),
+            "provider_result_json": dist(result_chars),
+            "native_ceiling": dist(native_chars),
+            "ceiling_over_provider_median": ratio(pos_native, pos_snippets),
+            "ceiling_over_provider_result_json_median": ratio(pos_native, pos_results),
+            "ceiling_over_provider_median_all_questions": ratio(native_chars, snippet_chars),
             "max_total_chars_requested": LIMITS["max_total_chars"],
             "answers_over_budget": sum(1 for o in answered if o.snippet_chars > LIMITS["max_total_chars"]),
         },
         "truncation": {"answers": len(answered), "truncated": sum(1 for o in answered if o.truncated),
-                       "rate": _rate(sum(1 for o in answered if o.truncated), len(answered)),
+                       "rate": rate_of(sum(1 for o in answered if o.truncated), len(answered)),
                        "omitted_without_flag": sum(1 for o in answered if o.omitted and not o.truncated)},
         "latency_ms": {
-            "provider_in_process": _dist([o.elapsed_ms for o in outcomes
+            "provider_in_process": dist([o.elapsed_ms for o in outcomes
                                           if o.case.kind in ("dead_end", "same_route", "negative", "freshness")]),
-            "native_ceiling": _dist([o.native.elapsed_ms for o in asked if o.native is not None]),
-            "current_context": _dist([0.0] * len(answered)),
+            "native_ceiling": dist([o.native.elapsed_ms for o in asked if o.native is not None]),
+            "current_context": dist([0.0] * len(answered)),
             "timeouts": sum(1 for o in outcomes if o.error_code == "timeout"),
             "provider_failures": sum(1 for o in outcomes if o.outcome == "failed"),
         },
         "freshness": {
             "fresh_control": detection("fresh"), "stale": detection("stale"), "incomplete": detection("incomplete"),
-            "detection_rate": _rate(sum(1 for o in changed if o.freshness == o.case.expect), len(changed)),
-            "freshness_latency_ms": _dist([o.freshness_lag_ms for o in lagged if o.freshness_lag_ms is not None]),
+            "detection_rate": rate_of(sum(1 for o in changed if o.freshness == o.case.expect), len(changed)),
+            "freshness_latency_ms": dist([o.freshness_lag_ms for o in lagged if o.freshness_lag_ms is not None]),
             "detected_on_first_request_after_change": bool(lagged) and all(o.freshness == "stale" for o in lagged),
         },
         "cross_scope": {"requests": len(cross), "rejected": sum(1 for o in cross if o.outcome == "rejected"),
-                        "rejection_rate": _rate(sum(1 for o in cross if o.outcome == "rejected"), len(cross)),
+                        "rejection_rate": rate_of(sum(1 for o in cross if o.outcome == "rejected"), len(cross)),
                         "codes": sorted({o.error_code or "none" for o in cross})},
         "unknown_option": {"requests": len(unknown), "rejected": sum(1 for o in unknown if o.outcome == "rejected"),
-                           "failure_rate": _rate(sum(1 for o in unknown if o.outcome == "rejected"), len(unknown)),
+                           "failure_rate": rate_of(sum(1 for o in unknown if o.outcome == "rejected"), len(unknown)),
                            "codes": sorted({o.error_code or "none" for o in unknown})},
     }
 
 
-def _cell_summary(metrics: Mapping[str, Any]) -> dict[str, Any]:
+def cell_summary(metrics: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "dead_end_cases": metrics["dead_end"]["cases"],
         "dead_end_facts": metrics["dead_end"]["facts"],
