@@ -78,29 +78,26 @@ def _read_request(args: argparse.Namespace, started: float) -> bytes:
 def cmd_query(args: argparse.Namespace) -> int:
     import time
 
-    from .errors import EXIT_CODES, DeadlineExceeded, InternalError, MalformedJson
+    from .errors import DeadlineExceeded, InternalError, MalformedJson
     from .inputs import InputDeadline, NotRegularFile
-    from .service import _envelope, answer
+    from .service import answer, error_response
 
     started = time.monotonic()
     try:
         raw = _read_request(args, started)
     except InputDeadline:
-        late = DeadlineExceeded("the request deadline expired before the request was read to its end")
-        _emit(_envelope(None, "failed", error=late))
-        return EXIT_CODES["failed"]
+        response = error_response(DeadlineExceeded("the request deadline expired before the request was read to "
+                                                    "its end"))
     except NotRegularFile:
-        _emit(_envelope(None, "rejected", error=MalformedJson("request file is not a regular file")))
-        return EXIT_CODES["rejected"]
+        response = error_response(MalformedJson("request file is not a regular file"))
     except OSError:
-        _emit(_envelope(None, "rejected", error=MalformedJson("request file could not be read")))
-        return EXIT_CODES["rejected"]
-    try:
-        response = answer(raw, db_path=_db_path(args), config_path=_config_path(args),
-                          config_must_exist=_config_named(args), started_at=started)
-    except Exception:  # noqa: BLE001 - answer() never raises; this is the last line of defence
-        _emit(_envelope(None, "failed", error=InternalError()))
-        return EXIT_CODES["internal"]
+        response = error_response(MalformedJson("request file could not be read"))
+    else:
+        try:
+            response = answer(raw, db_path=_db_path(args), config_path=_config_path(args),
+                              config_must_exist=_config_named(args), started_at=started)
+        except Exception:  # noqa: BLE001 - answer() never raises; this is the last line of defence
+            response = error_response(InternalError())
     _emit(response.envelope)
     return response.exit_code
 

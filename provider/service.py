@@ -91,6 +91,13 @@ def _envelope(request_id: str | None, outcome: str, *, error: ProviderError | No
     }
 
 
+def error_response(error: ProviderError, request_id: str | None = None) -> Response:
+    """The envelope (no result, no receipt) and exit code of a request that got no further than ``error``:
+    the CLI's answer when the request could not even be read (too late, not a regular file, unreadable)."""
+    outcome = error.outcome if error.outcome != "internal" else "failed"
+    return Response(_envelope(request_id, outcome, error=error), EXIT_CODES[error.outcome])
+
+
 def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence[EvidenceType],
               templates: Sequence[Template]) -> tuple[list[Template], list[str]]:
     runnable: list[Template] = []
@@ -361,10 +368,9 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
     except ProviderError as err:
         if request_id is None:
             request_id = _request_id_of(raw)
-        return Response(_envelope(request_id, err.outcome if err.outcome != "internal" else "failed",
-                                  error=err), EXIT_CODES[err.outcome])
+        return error_response(err, request_id)
     except Exception:  # noqa: BLE001 - one envelope, never a traceback
-        return Response(_envelope(request_id, "failed", error=InternalError()), EXIT_CODES["internal"])
+        return error_response(InternalError(), request_id)
     try:
         return _answer_admitted(admitted, config, db_path, now=now, vfs=vfs, template_dir=template_dir, ctx=ctx,
                                 started_at=started_at, until=until)
