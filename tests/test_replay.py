@@ -145,6 +145,11 @@ def test_real_obelisk_replay(tmp_path: Path) -> None:
         assert doc["replayed"]["pairs"] < MIN_PAIRS
         assert doc["verdict"] == "insufficient_history" and doc["passed"] is False
         assert doc["metrics"]["scope"]["items_outside_scope_or_cut"] == 0
+        fm = doc["metrics"]["false_matches"]
+        assert fm["negatives"] > 0 and fm["false_matches"] == 0
+    # Every mined pair is recognised, the codex commands with quotes too (stored JSON-escaped in input_json).
+    assert [d["metrics"]["recognition"]["recognised"] for d in docs] == [d["replayed"]["pairs"] for d in docs]
+    assert docs[1]["metrics"]["recognition"]["by_kind"]["command"]["pairs"] == 4
 
 
 # --- enable --stage 2 accepts a replay report for exactly this scope ---------------------------------------
