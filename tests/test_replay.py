@@ -103,24 +103,42 @@ def test_fewer_than_min_pairs_is_insufficient_history(replay_fixture: tuple[Repl
     assert all(c["status"] == "fail" for c in criteria(metrics([]), 2000.0))
 
 
-def _expected_claude_pairs() -> set[tuple[str, str, str]]:
-    """Repeat pairs ground_truth.json implies for claude @ acme-api: a command or an edited file of a later
-    session that an earlier acme-api session also ran or edited (commands from bash_commands; files from
-    file_paths, which for these sessions are the files edited or read: the read-only ones occur once)."""
+def _codex_calls(jsonl: Path) -> set[tuple[str, str]]:
+    """The commands a codex rollout ran (``shell`` argv, ``bash -lc`` unwrapped) and the files its
+    ``apply_patch`` calls edited, read from the transcript itself (not the index)."""
+    keys: set[tuple[str, str]] = set()
+    for line in jsonl.read_text(encoding="utf-8").splitlines():
+        payload = json.loads(line).get("payload") or {}
+        if payload.get("type") == "function_call" and payload.get("name") == "shell":
+            argv = json.loads(payload["arguments"])["command"]
+            keys.add(("command", argv[-1] if argv[:2] == ["bash", "-lc"] else " ".join(argv)))
+        elif payload.get("type") == "custom_tool_call" and payload.get("name") == "apply_patch":
+            for patch_line in str(payload.get("input")).splitlines():
+                for marker in ("*** Update File: ", "*** Add File: "):
+                    if patch_line.startswith(marker):
+                        keys.add(("edit", patch_line.removeprefix(marker)))
+    return keys
+
+
+def _expected_pairs(source: str) -> set[tuple[str, str, str]]:
+    """Repeat pairs ground_truth.json implies for ``source`` @ acme-api: a command or an edited file of a later
+    session that an earlier acme-api session also ran or edited. Claude: bash_commands and file_paths (for these
+    sessions the files edited or read: the read-only ones occur once). Codex (ground truth lists no commands):
+    the sessions' own rollout files, which ground truth names."""
     truth = json.loads((real_dir() / "ground_truth.json").read_text(encoding="utf-8"))
-    sessions = sorted((s for s in truth["sessions"] if s["source"] == "claude" and s["project"] == "acme-api"),
+    sessions = sorted((s for s in truth["sessions"] if s["source"] == source and s["project"] == "acme-api"),
                       key=lambda s: s["started_at"])
     root = truth["projects"]["acme-api"]["path"] + "/"
     out: set[tuple[str, str, str]] = set()
-    seen: dict[tuple[str, str], bool] = {}
+    seen: set[tuple[str, str]] = set()
     for s in sessions:
-        keys = {("command", c) for c in s.get("bash_commands") or []} | \
-            {("edit", p.removeprefix(root)) for p in s.get("file_paths") or []}
-        for key in keys:
-            if seen.get(key):
-                out.add((key[0], key[1], s["db_session_id"]))
-        for key in keys:
-            seen[key] = True
+        if source == "codex":
+            keys = _codex_calls(Path(s["jsonl_path"]))
+        else:
+            keys = {("command", c) for c in s.get("bash_commands") or []} | \
+                {("edit", p.removeprefix(root)) for p in s.get("file_paths") or []}
+        out |= {(kind, key, s["db_session_id"]) for kind, key in keys if (kind, key) in seen}
+        seen |= keys
     return out
 
 
@@ -133,13 +151,15 @@ def test_real_obelisk_replay(tmp_path: Path) -> None:
         scope_entry("codex-main", "acme", "acme-api", ["codex"], roots)])
     before = db.read_bytes()
     with materialized("stale"):
-        claude = ScopeRef("claude-main", "acme", "acme-api", ("claude",), tuple(roots))
-        pairs, _ = mine(read_history(db, sources=claude.sources, roots=claude.bound_roots()))
-        mined = {(p.kind, p.key, p.later) for p in pairs if p.kind in ("command", "edit")}
-        # The edited file that repeats (reports.py) is what file_paths implies; read-only files never repeat.
-        assert mined == {m for m in _expected_claude_pairs()}
-        docs = [run_replay(db, config, claude),
-                run_replay(db, config, ScopeRef("codex-main", "acme", "acme-api", ("codex",), tuple(roots)))]
+        scopes = [ScopeRef(f"{source}-main", "acme", "acme-api", (source,), tuple(roots))
+                  for source in ("claude", "codex")]
+        for scope in scopes:
+            pairs, _ = mine(read_history(db, sources=scope.sources, roots=scope.bound_roots()))
+            # Named by the later command as run (the key masks numbers) or the repository-relative file.
+            mined = {(p.kind, p.terms[0], p.later) for p in pairs if p.kind in ("command", "edit")}
+            assert mined == _expected_pairs(scope.sources[0]), scope.agent_id
+            assert mined  # both scopes have repeats: claude pytest -q and reports.py, codex sed/pytest/app.py
+        docs = [run_replay(db, config, scope) for scope in scopes]
     assert db.read_bytes() == before
     for doc in docs:
         assert doc["replayed"]["pairs"] < MIN_PAIRS
