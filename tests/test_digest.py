@@ -100,7 +100,8 @@ def test_every_receipt_field_is_recomputed_from_the_result(fx: tuple[FixtureInfo
     assert receipt == _recomputed(envelope, load_key(config), scope, request)
     # The cases this test needs to tell digests and counts apart were really exercised.
     assert receipt["result_count"] >= 2 and len(receipt["evidence_type_counts"]) >= (2 if max_items > 2 else 1)
-    assert receipt["truncated"] is (max_items == 2) and (receipt["omitted_count"] > 0) is (max_items == 2)
+    if max_items == 2:  # richer snippets can truncate the larger answer too; the small one must be
+        assert receipt["truncated"] is True and receipt["omitted_count"] > 0
     assert receipt["scope_digest"] != receipt["query_digest"] != receipt["result_digest"]
 
 

@@ -27,6 +27,7 @@ from obelisk_session_evidence.index.scope_state import (
     read_unit_rows,
     transcript_homes,
 )
+from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.retrieval.templates import scope_template
 
 from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, sig5
@@ -94,7 +95,7 @@ def scoped(db: Path, *, roots: Sequence[str], sources: Sequence[str], homes: Seq
     """The scoped assessment exactly as a request runs it: every index read inside one snapshot."""
 
     def work(snap: ReadSnapshot) -> FreshnessReport:
-        scope = read_scope_set(snap, scope_template(), sources=sources, roots=roots, since="")
+        scope = read_scope_set(snap, scope_template(), sources=sources, roots=Roots.of(roots), since="")
         has_cursor = any(r[0] == "cursor" for r in snap.rows("SELECT name FROM pragma_table_info('index_state')"))
         found_homes = [Path(h) for h in transcript_homes(snap)] if homes is None else homes
         return assess_scoped_freshness(
@@ -314,7 +315,7 @@ def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
 
     def assess() -> tuple[FreshnessReport, int]:
         def work(snap: ReadSnapshot) -> FreshnessReport:
-            scope = read_scope_set(snap, scope_template(), sources=["claude"], roots=[str(repo)], since="")
+            scope = read_scope_set(snap, scope_template(), sources=["claude"], roots=Roots.of([str(repo)]), since="")
             return assess_scoped_freshness(
                 scope.files, read_marker_rows(snap), lookup=lambda p: read_unit_rows(snap, p, has_cursor=True),
                 has_rows_under=lambda p: has_rows_under(snap, p), roots=[str(repo)], sources=["claude"],

@@ -199,3 +199,20 @@ def test_check_scope_accepts_a_row_in_scope() -> None:
 def test_check_scope_fails_every_out_of_scope_row(overrides: dict[str, Any], in_scope: frozenset[str]) -> None:
     with pytest.raises(ScopeViolation):
         check_scope(_hit(**overrides), ["claude"], ROOTS, in_scope)
+
+
+@pytest.mark.parametrize(("ceiling", "truncated"), [(2, True), (3, False)])
+def test_reaching_the_scope_ceiling_marks_the_result_truncated(world: tuple[Path, Path], tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch, ceiling: int,
+                                                               truncated: bool) -> None:
+    """Two sessions in scope: a ceiling of two is reached (the scope list may be cut short), three is not."""
+    from obelisk_session_evidence.index import scope_state
+
+    db, repo = world
+    _plant(db, "s-one", str(repo))
+    _plant(db, "s-two", f"{repo}/src")
+    monkeypatch.setattr(scope_state, "SCOPE_SESSION_CEILING", ceiling)
+    envelope = _ask(db, tmp_path, [str(repo)])
+    assert _sessions(envelope) == {"s-one", "s-two"}
+    assert envelope["result"]["truncated"] is truncated
+    assert envelope["provider_meta"]["fetch_ceiling_reached"] is truncated

@@ -117,6 +117,7 @@ def _content_revision(db: Path) -> str:
 from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from obelisk_session_evidence.index.scope_state import read_scope_set  # noqa: E402
+from obelisk_session_evidence.paths import Roots  # noqa: E402
 from obelisk_session_evidence.retrieval.templates import scope_template  # noqa: E402
 
 _SEGMENTS = st.sampled_from(["a", "b", "b-c", "b.c", "b0", "b/", "é", "\U0010ffff", "-", ".", "0", "z"])
@@ -149,9 +150,13 @@ def test_scope_template_selects_exactly_the_sessions_under_a_root(tmp_path_facto
     '0' and the highest code point next to the root included)."""
     db = _sessions_db(tmp_path_factory.mktemp("scope") / "s.sqlite", paths)
 
+    bound = Roots.of(roots)
+
     def work(snap: ReadSnapshot) -> frozenset[str]:
-        return read_scope_set(snap, scope_template(), sources=["claude"], roots=roots, since="").ids
+        return read_scope_set(snap, scope_template(), sources=["claude"], roots=bound, since="").ids
 
     found = _read(db, work)
-    expected = {f"s{i}" for i, p in enumerate(paths) if any(_under(p, r.rstrip("/") or "/") for r in roots)}
+    # Without the prefilter: the EXISTS over every bound spelling, then the real-path decision.
+    expected = {f"s{i}" for i, p in enumerate(paths)
+                if any(_under(p, r) for r in bound.spellings) and Roots.of(roots).contains(p)}
     assert found == expected

@@ -18,7 +18,10 @@ database (``index_state`` and ``sessions``), Codex rollouts in 2025 day director
   marker rows, the homes and the row lookups in one read snapshot, then ``assess_scoped_freshness``.
   Target: <= 5% of ``stat all files``.
 
-Usage: ``tools/bench_freshness.py [--files N] [--runs R]``.
+* ``before``  with ``--before PYTHON``: the freshness a request paid before issue 13, run by that install:
+  every ``index_state`` row read, then its ``assess_freshness``.
+
+Usage: ``tools/bench_freshness.py [--files N] [--runs R] [--only-issue13] [--before PYTHON] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -174,10 +177,12 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
         read_unit_rows,
         transcript_homes,
     )
+    from obelisk_session_evidence.paths import Roots
     from obelisk_session_evidence.retrieval.templates import scope_template
 
     def work(snap: ReadSnapshot) -> FreshnessReport:
-        scope = read_scope_set(snap, scope_template(), sources=["claude", "codex"], roots=[root], since="")
+        scope = read_scope_set(snap, scope_template(), sources=["claude", "codex"], roots=Roots.of([root]),
+                               since="")
         started = time.perf_counter()
         report = assess_scoped_freshness(
             scope.files, read_marker_rows(snap),
@@ -192,7 +197,37 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
     return read_index(db, work, deadline=Deadline(60_000))[0]
 
 
-def issue13(top: Path, files: int, runs: int) -> None:
+#: The freshness a request paid before issue 13, run by another install (``--before``): every ``index_state``
+#: row read (as that revision did), then ``assess_freshness`` over them (a head read for every Codex file).
+BEFORE_SCRIPT = r"""
+import json, statistics, sys, time
+from pathlib import Path
+import apsw
+from obelisk_session_evidence.index.freshness import assess_freshness
+db, home, root, now, runs = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
+def once():
+    conn = apsw.Connection(f"file:{db}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    try:
+        rows = [tuple(r) for r in conn.execute("SELECT jsonl_path, mtime, lines_processed, cursor FROM index_state")]
+    finally:
+        conn.close()
+    return assess_freshness(rows, roots=[root], sources=["claude", "codex"], transcript_homes=[Path(home)],
+                            now_ms=now)
+report = once()
+timings = []
+for _ in range(runs):
+    started = time.perf_counter()
+    report = once()
+    timings.append((time.perf_counter() - started) * 1000)
+print(json.dumps({"median_ms": statistics.median(timings), "verdict": report.verdict,
+                  "in_scope": report.units_in_scope}))
+"""
+
+
+def issue13(top: Path, files: int, runs: int, before: str | None = None) -> dict[str, object]:
+    """The issue-13 comparison; ``before``: a Python of another install whose freshness is timed beside."""
+    import subprocess
+
     now = time.time() * 1000
     home, db, roots, paths = build_indexed(top, files, repos=100, now_ms=now)
     rows = [signature_row(p) for p in paths] + [("__last_build__", now, 0, None), *MARKERS[1:]]
@@ -216,6 +251,19 @@ def issue13(top: Path, files: int, runs: int) -> None:
     verdict = "PASS" if fresh <= 0.05 * floor else "FAIL"
     print(f"freshness / stat all = {fresh / floor:.3f} (target <= 0.05: {verdict}); "
           f"with the open and the scope set {request / floor:.3f}; full walk / stat all = {full / floor:.2f}")
+    figures: dict[str, object] = {"files": files, "in_scope": files // 100, "stat_all_ms": floor,
+                                  "full_walk_ms": full, "scoped_request_ms": request, "scoped_freshness_ms": fresh,
+                                  "after_over_stat_all": fresh / floor}
+    if before:
+        done = subprocess.run([before, "-c", BEFORE_SCRIPT, str(db), str(home), roots[0], repr(now), str(runs)],
+                              capture_output=True, text=True, check=True, cwd=top)
+        measured = json.loads(done.stdout)
+        print(f"{'before (' + before + ')':<28} median {measured['median_ms']:8.2f} ms  (every index_state row "
+              f"read, then assess_freshness) verdict={measured['verdict']} in_scope={measured['in_scope']}; "
+              f"before / stat all = {measured['median_ms'] / floor:.2f}")
+        figures.update({"before_ms": measured["median_ms"], "before_over_stat_all": measured["median_ms"] / floor,
+                        "before_verdict": measured["verdict"]})
+    return figures
 
 
 def measure_ms(label: str, runs: int, files: int, call: Callable[[], FreshnessReport]) -> float:
@@ -238,11 +286,18 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only-issue13", action="store_true", help="only the issue-13 scoped comparison")
     parser.add_argument("--skip-issue13", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--before", default=None, metavar="PYTHON",
+                        help="the python of another install (e.g. a checkout's .venv/bin/python) whose pre-scope "
+                             "freshness (every index_state row, then assess_freshness) is timed beside")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
+                        help="write the issue-13 figures as JSON")
     args = parser.parse_args()
     files, runs = args.files, args.runs
     if args.only_issue13:
         with tempfile.TemporaryDirectory(prefix="bench-freshness-") as tmp:
-            issue13(Path(tmp) / "hundred", files, runs)
+            figures = issue13(Path(tmp) / "hundred", files, runs, before=args.before)
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-freshness-") as tmp:
         home, roots, paths = build(Path(tmp) / "one", files, repos=1)

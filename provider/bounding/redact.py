@@ -456,14 +456,14 @@ _RULES = (
     # Cookie: a=1; b=2 (every value); Set-Cookie: a=1; Path=/ (the value, attributes kept).
     _rule(
         "cookie",
-        r"""(?<![A-Za-z0-9_-])(?i:cookie)\\?["']?[ \t]*:[ \t]*\\?["']?(?P<v>[^\r\n"'\\]{8,}+)""",
+        r"""(?<![A-Za-z0-9_-])(?i:cookie)\\?["']?[ \t]*:[ \t]*\\?["']?(?P<v>[^\r\n\t"'\\]{8,}+)""",
         ("cookie",),
         group="v",
         accept=lambda value, _m: "=" in value and _accept_cookie(value.partition("=")[2], _m),
     ),
     _rule(
         "cookie",
-        r"""(?<![A-Za-z0-9_-])(?i:set-cookie)\\?["']?[ \t]*:[ \t]*\\?["']?[^=;\s"'\\]{1,100}+=(?P<v>[^;\r\n"'\\ ]++)""",
+        r"""(?<![A-Za-z0-9_-])(?i:set-cookie)\\?["']?[ \t]*:[ \t]*\\?["']?[^=;\s"'\\]{1,100}+=(?P<v>[^;\s"'\\]++)""",
         ("set-cookie",),
         group="v",
         accept=_accept_cookie,

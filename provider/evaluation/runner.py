@@ -96,6 +96,7 @@ def _score(sit: Situation, evalset: EvalSet, envelope: dict[str, Any], latency_m
 
 def run_evalset(evalset: EvalSet, *, limits: Limits | None = None) -> list[Outcome]:
     """Answer every situation of ``evalset`` (on a private copy of its database) and score the answers."""
+    from ..digest import ensure_key
     from ..service import answer  # the query path is imported only when an evaluation runs
 
     limits = limits or Limits()
@@ -105,6 +106,7 @@ def run_evalset(evalset: EvalSet, *, limits: Limits | None = None) -> list[Outco
         shutil.copyfile(evalset.db_path, db)
         config = work / "config.json"
         config.write_text(json.dumps(_config(evalset.scopes)), encoding="utf-8")
+        ensure_key(config)  # the per-install digest key an enabled config needs (enable makes it)
         outcomes = []
         for sit in evalset.situations:
             raw = _request(sit, evalset.scope(sit.source, sit.repository), limits)

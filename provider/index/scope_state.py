@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..paths import Roots
-from ..retrieval.engine import NO_UPPER_BOUND, SCOPE_SESSION_CEILING
+from ..retrieval.engine import NO_UPPER_BOUND
 from ..retrieval.engine import _roots_json as roots_param
 from ..retrieval.templates import Template
 from .connection import ReadSnapshot
 from .revision import CURSOR_READ_CHARS, IndexRow
 
+#: Sessions in one scope at most (the scope template's LIMIT); reaching it marks the result truncated.
+SCOPE_SESSION_CEILING = 200_000
 #: Homes looked for at most (each step of the skip-scan is one primary-key seek).
 MAX_HOME_STEPS: Final = 64
 #: Marker rows read at most.

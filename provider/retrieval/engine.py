@@ -30,8 +30,6 @@ FETCH_CEILING = 200
 #: The FTS-first plan of a template is the template with this id suffix; it gets this many ms.
 FTS_FIRST = ".fts_first"
 FTS_FIRST_BUDGET_MS = 25.0
-#: Sessions in one scope at most (the scope template's LIMIT); reaching it marks the result truncated.
-SCOPE_SESSION_CEILING = 200_000
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
