@@ -3,7 +3,9 @@ than 200 repeat pairs and on the real-Obelisk index."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +15,13 @@ from obelisk_session_evidence.digest import DigestKey, load_key
 from obelisk_session_evidence.qualify.replay import MIN_PAIRS, ScopeRef, mine, read_history, run_replay
 from obelisk_session_evidence.qualify.replay.fixture import ReplayFixture, build_replay_fixture
 from obelisk_session_evidence.qualify.replay.metrics import criteria, metrics, verdict
-from obelisk_session_evidence.qualify.replay.report import render_markdown, scope_digest, staged_config
-from obelisk_session_evidence.qualify.replay.run import replay_all, request
+from obelisk_session_evidence.qualify.replay.report import (
+    render_markdown,
+    scope_digest,
+    staged_config,
+    write_replay_reports,
+)
+from obelisk_session_evidence.qualify.replay.run import case_digest, replay_all, request
 from obelisk_session_evidence.service import answer
 
 from tests.conftest import scope_entry, write_config
@@ -54,10 +61,35 @@ def test_fixture_recognition_and_no_false_match(replay_doc: dict[str, Any]) -> N
     assert {c["status"] for c in replay_doc["criteria"]} == {"pass"}
 
 
-def test_report_is_content_free(replay_doc: dict[str, Any]) -> None:
+def test_report_is_content_free(replay_fixture: tuple[ReplayFixture, Path, ScopeRef],
+                                replay_doc: dict[str, Any]) -> None:
     text = json.dumps(replay_doc) + render_markdown(replay_doc)
     for secret in ("pytest", "berth", "harbor.", "/src/", "Error", "test_"):
         assert secret not in text, secret
+    # The slowest replays are named by keyed digests of their cases (a signature and a session are guessable).
+    fx, config, scope = replay_fixture
+    pairs, negatives = mine(read_history(fx.db_path, sources=scope.sources, roots=scope.bound_roots()))
+    key = load_key(config)
+    cases = [(p.kind, p.key, p.later) for p in pairs] + [(n.kind, n.key, n.session) for n in negatives]
+    keyed = {case_digest(key, *case) for case in cases}
+    plain = {hashlib.sha256("\x1f".join(case).encode()).hexdigest()[:16] for case in cases}
+    slowest = {row["digest"] for row in replay_doc["metrics"]["latency"]["slowest"]}
+    assert len(slowest) == 5 and slowest <= keyed and not slowest & plain
+
+
+def test_markdown_has_a_table_per_criterion_and_falls_back_without_the_chart(
+        tmp_path: Path, replay_doc: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    md = render_markdown(replay_doc)
+    for crit in replay_doc["criteria"]:
+        section = md.split(f"Criterion `{crit['id']}`: {crit['threshold']}: **{crit['status']}**", 1)[1]
+        assert section.lstrip("\n").startswith("| "), crit["id"]  # its table follows its heading
+    assert "![recognition by days]" not in md and "| days between | pairs | recognised | rate |" in md
+    # Without the optional [report] extra (matplotlib not importable) the report keeps the table only.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    _, md_path = write_replay_reports(replay_doc, tmp_path)
+    text = md_path.read_text(encoding="utf-8")
+    assert "![recognition by days]" not in text and "| >=30 days |" in text
+    assert not list(tmp_path.glob("*.png"))
 
 
 def test_time_cut_excludes_the_later_session_and_after(replay_fixture: tuple[ReplayFixture, Path, ScopeRef]) -> None:
@@ -300,7 +332,7 @@ def test_cli_qualify_replay_writes_reports(tmp_path: Path,
     doc = json.loads((out / "replay-claude-main-harbor-api.json").read_text(encoding="utf-8"))
     assert doc["kind"] == "replay" and doc["scope_digest"].startswith("hmac-sha256:")
     md = (out / "replay-claude-main-harbor-api.md").read_text(encoding="utf-8")
-    assert "Slowest replays" in md and "| recognition |" in md
+    assert "The 5 slowest replays, by their keyed digest:" in md and "| recognition |" in md
     import importlib.util
 
     if importlib.util.find_spec("matplotlib") is not None:  # the optional [report] extra

@@ -58,7 +58,7 @@ def run_replay(db_path: Path, config_path: Path, scope: ScopeRef) -> dict[str, A
                          negatives=negatives)
     m = metrics(replays)
     crits = criteria(m, float(config.deadline_ms))
-    starts = sorted(p.later_start for p in pairs)
+    starts = sorted([p.later_start for p in pairs] + [n.session_start for n in negatives])
     result = verdict(crits, len(pairs))
     revisions = sorted({r.index_revision for r in replays if r.index_revision})
     return {
@@ -76,45 +76,90 @@ def run_replay(db_path: Path, config_path: Path, scope: ScopeRef) -> dict[str, A
     }
 
 
-def render_markdown(doc: dict[str, Any], chart: str | None = None) -> str:
+def _heading(doc: dict[str, Any], cid: str, title: str) -> list[str]:
+    """A criterion's section heading: its title, threshold and status."""
+    crit = next(c for c in doc["criteria"] if c["id"] == cid)
+    return ["", f"## {title}", "", f"Criterion `{cid}`: {crit['threshold']}: **{crit['status']}**", ""]
+
+
+def _history_section(doc: dict[str, Any]) -> list[str]:
+    r, rec = doc["replayed"], doc["metrics"]["recognition"]
+    lines = _heading(doc, "history_size", "History replayed")
+    lines += ["| sessions in scope | tool calls read | repeat pairs | matched negatives | minimum pairs | from | to |",
+              "|---|---|---|---|---|---|---|",
+              f"| {r['sessions_in_scope']} | {r['tool_calls_read']} | {r['pairs']} | {r['negatives']} | "
+              f"{r['min_pairs']} | {r['from']} | {r['to']} |", "", "| kind | repeat pairs |", "|---|---|"]
+    return lines + [f"| {kind} | {row['pairs']} |" for kind, row in rec["by_kind"].items()]
+
+
+def _recognition_section(doc: dict[str, Any], chart: str | None) -> list[str]:
     m = doc["metrics"]
-    s = doc["scope"]
-    lines = [f"# Replay qualification: {s['agent_id']} @ {s['project_id']}/{s['repository_id']}", "",
-             f"Verdict: **{doc['verdict']}** (provider {doc['provider_version']}, scope {doc['scope_digest'][:19]}…, "
-             f"index {doc['index_revision_digest'][:19]}…, replayed {doc['replayed']['from']} to "
-             f"{doc['replayed']['to']})", "",
-             "| criterion | threshold | measured | status |", "|---|---|---|---|"]
-    for c in doc["criteria"]:
-        lines.append(f"| {c['id']} | {c['threshold']} | `{json.dumps(c['measured'])}` | {c['status']} |")
     rec = m["recognition"]
-    lines += ["", "## Recognition", "", "| kind | pairs | recognised | rate |", "|---|---|---|---|"]
-    for kind, row in rec["by_kind"].items():
-        lines.append(f"| {kind} | {row['pairs']} | {row['recognised']} | {row['rate']} |")
-    lines.append(f"| all | {rec['pairs']} | {rec['recognised']} | {rec['rate']} |")
-    lines += ["", "### Recognition against days between the attempts", ""]
+    lines = _heading(doc, "recognition", "Recognition")
+    lines += ["| kind | pairs | recognised | rate |", "|---|---|---|---|"]
+    lines += [f"| {kind} | {row['pairs']} | {row['recognised']} | {row['rate']} |"
+              for kind, row in rec["by_kind"].items()]
+    lines += [f"| all | {rec['pairs']} | {rec['recognised']} | {rec['rate']} |",
+              "", "### Recognition against days between the attempts", ""]
     if chart:
         lines += [f"![recognition by days]({chart})", ""]
     lines += ["| days between | pairs | recognised | rate |", "|---|---|---|---|"]
-    lines += [f"| {b['days']} | {b['pairs']} | {b['recognised']} | {b['rate']} |" for b in m["recognition_by_days"]]
-    fm, ctx, lat = m["false_matches"], m["context"], m["latency"]
-    lines += ["", "## False matches on matched negatives", "", "| negatives | false matches | rate |", "|---|---|---|",
-              f"| {fm['negatives']} | {fm['false_matches']} | {fm['rate']} |",
-              "", "## Characters per answer", "", "| arm | median | p95 | max |", "|---|---|---|---|"]
-    for name, key in (("provider evidence", "provider_evidence_chars"), ("provider result JSON",
-                      "provider_result_json_chars"), ("Obelisk-style ceiling", "native_ceiling_chars")):
+    return lines + [f"| {b['days']} | {b['pairs']} | {b['recognised']} | {b['rate']} |"
+                    for b in m["recognition_by_days"]]
+
+
+def _false_match_section(doc: dict[str, Any]) -> list[str]:
+    fm = doc["metrics"]["false_matches"]
+    return [*_heading(doc, "no_false_match_on_negatives", "False matches on matched negatives"),
+            "| negatives | false matches | rate |", "|---|---|---|",
+            f"| {fm['negatives']} | {fm['false_matches']} | {fm['rate']} |"]
+
+
+def _context_section(doc: dict[str, Any]) -> list[str]:
+    ctx = doc["metrics"]["context"]
+    lines = [*_heading(doc, "bounded_context", "Characters per answer (every replay, pairs and negatives)"),
+             "| arm | median | p95 | max |", "|---|---|---|---|"]
+    for name, key in (("provider evidence", "provider_evidence_chars"),
+                      ("provider result JSON", "provider_result_json_chars"),
+                      ("Obelisk-style ceiling (same cut)", "native_ceiling_chars")):
         d = ctx[key]
         lines.append(f"| {name} | {d['median']} | {d['p95']} | {d['max']} |")
-    lines += ["", f"Ceiling / provider (median, answers with items): {ctx['ceiling_over_provider_median']}", "",
-              "## Latency", "", "| median ms | p95 ms | not ok |", "|---|---|---|",
-              f"| {lat['in_process_ms']['median']} | {lat['in_process_ms']['p95']} | {lat['timeouts']} |", "",
-              "Slowest replays (by digest):", "", "| digest | ms |", "|---|---|"]
-    lines += [f"| `{x['digest']}` | {x['ms']} |" for x in lat["slowest"]]
+    return [*lines, "", f"Ceiling / provider (median, answers with items): {ctx['ceiling_over_provider_median']}; "
+            f"answers over max_total_chars: {ctx['answers_over_budget']}"]
+
+
+def _latency_section(doc: dict[str, Any]) -> list[str]:
+    lat = doc["metrics"]["latency"]
+    lines = [*_heading(doc, "bounded_latency", "Latency (in process)"),
+             "| median ms | p95 ms | not ok |", "|---|---|---|",
+             f"| {lat['in_process_ms']['median']} | {lat['in_process_ms']['p95']} | {lat['timeouts']} |", "",
+             "The 5 slowest replays, by their keyed digest:", "", "| digest | ms |", "|---|---|"]
+    return lines + [f"| `{x['digest']}` | {x['ms']} |" for x in lat["slowest"]]
+
+
+def _scope_section(doc: dict[str, Any]) -> list[str]:
+    sc = doc["metrics"]["scope"]
+    return [*_heading(doc, "scope", "Scope, checked row by row"),
+            "| items checked | outside scope or at/after the cut |", "|---|---|",
+            f"| {sc['items_checked']} | {sc['items_outside_scope_or_cut']} |"]
+
+
+def render_markdown(doc: dict[str, Any], chart: str | None = None) -> str:
+    """The report for a person: the verdict, then a small table per criterion (counts, rates, sizes and keyed
+    digests only); ``chart`` is the bar chart's file name when one was drawn, else its table stands alone."""
+    s = doc["scope"]
+    lines = [f"# Replay qualification: {s['agent_id']} @ {s['project_id']}/{s['repository_id']}", "",
+             f"Verdict: **{doc['verdict']}** (provider {doc['provider_version']}, scope {doc['scope_digest']}, "
+             f"index {doc['index_revision_digest']}, replayed {doc['replayed']['from']} to "
+             f"{doc['replayed']['to']}, generated {doc['generated_at']})", "",
+             "| criterion | threshold | measured | status |", "|---|---|---|---|"]
+    lines += [f"| {c['id']} | {c['threshold']} | `{json.dumps(c['measured'])}` | {c['status']} |"
+              for c in doc["criteria"]]
+    lines += _history_section(doc) + _recognition_section(doc, chart) + _false_match_section(doc)
+    lines += _context_section(doc) + _latency_section(doc) + _scope_section(doc)
     lines += ["", "## Freshness verdicts seen", "", "| verdict | answers |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in m["freshness"].items()]
-    sc = m["scope"]
-    lines += ["", "## Scope", "", "| items checked | outside scope or after the cut |", "|---|---|",
-              f"| {sc['items_checked']} | {sc['items_outside_scope_or_cut']} |", ""]
-    return "\n".join(lines)
+    lines += [f"| {k} | {v} |" for k, v in doc["metrics"]["freshness"].items()]
+    return "\n".join([*lines, ""])
 
 
 def draw_chart(doc: dict[str, Any], path: Path) -> bool:

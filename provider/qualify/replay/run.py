@@ -3,7 +3,6 @@ stood before the later session began (the templates' bound ``:until``), in proce
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -82,8 +81,10 @@ class Replay:
     index_revision: str
 
 
-def case_digest(kind: str, key: str, session: str) -> str:
-    return hashlib.sha256(f"{kind}\x1f{key}\x1f{session}".encode()).hexdigest()[:16]
+def case_digest(digest_key: DigestKey, kind: str, key: str, session: str) -> str:
+    """The content-free name of a replayed case (the slowest are listed by it): keyed with the install's key,
+    since a signature and a session id are private and guessable; 16 hex digits."""
+    return digest_key.of([kind, key, session]).split(":", 1)[1][:16]
 
 
 def request(scope: ScopeRef, kind: Kind, terms: Sequence[str], rid: str) -> bytes:
@@ -125,7 +126,7 @@ def _one(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: ScopeRe
          native: Any, case: _Case) -> Replay:
     kind, key, terms, later, until, earlier, days = (case.kind, case.key, case.terms, case.later, case.until,
                                                     case.earlier, case.days)
-    digest = case_digest(kind, key, later)
+    digest = case_digest(loaded[1], kind, key, later)
     raw = request(scope, kind, terms, f"replay-{digest}")
     started = time.perf_counter()
     # The staged config and key are in memory (``preloaded``): no config file is read or written.
