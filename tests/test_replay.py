@@ -120,6 +120,23 @@ def test_replay_checks_items_row_by_row(replay_fixture: tuple[ReplayFixture, Pat
     assert all(r.outside_scope > 0 for r in replays)
 
 
+def test_recency_window_is_measured_from_the_replayed_moment(
+        replay_fixture: tuple[ReplayFixture, Path, ScopeRef]) -> None:
+    """With a 12-day recency window, a repeat 5 or 9 days after the earlier attempt is recognised whenever the
+    replay runs (the window ends at the moment replayed, not today); one 16 or 24 days after is not."""
+    fx, config, scope = replay_fixture
+    history = read_history(fx.db_path, sources=scope.sources, roots=scope.bound_roots())
+    pairs, _ = mine(history)
+    staged, key = _loaded(config, scope)
+    short = staged.model_copy(update={"recency_days": 12})
+    near = [p for p in pairs if p.kind == "failure" and 4 < p.days_between < 10][:4]
+    far = [p for p in pairs if p.kind == "failure" and 15 < p.days_between < 25][:4]
+    assert len(near) == len(far) == 4
+    replays = replay_all(fx.db_path, (short, key), scope, frozenset(history.sessions), pairs=near + far,
+                         negatives=[])
+    assert [r.recognised for r in replays] == [True] * 4 + [False] * 4
+
+
 def test_fewer_than_min_pairs_is_insufficient_history(replay_fixture: tuple[ReplayFixture, Path, ScopeRef]) -> None:
     fx, config, scope = replay_fixture
     history = read_history(fx.db_path, sources=scope.sources, roots=scope.bound_roots())

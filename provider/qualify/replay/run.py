@@ -4,10 +4,12 @@ stood before the later session began (the templates' bound ``:until``), in proce
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -122,6 +124,22 @@ def replay_all(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: S
         native.close()
 
 
+#: The largest recency window a config allows (``ProviderConfig.recency_days``).
+_MAX_RECENCY_DAYS: Final = 36500
+
+
+def as_of(config: ProviderConfig, until: str, now_s: float) -> ProviderConfig:
+    """``config`` with its recency window measured back from the replayed moment ``until`` instead of from now,
+    as LoopX would have had it then (the window is widened by the whole days since the moment; ``until`` is
+    the upper bound). Unchanged when ``until`` is not a time."""
+    try:
+        moment = datetime.fromisoformat(until.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return config
+    elapsed_days = max(0, math.ceil((now_s - moment) / 86400.0))
+    return config.model_copy(update={"recency_days": min(_MAX_RECENCY_DAYS, config.recency_days + elapsed_days)})
+
+
 def _one(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: ScopeRef, in_scope: frozenset[str], *,
          native: Any, case: _Case) -> Replay:
     kind, key, terms, later, until, earlier, days = (case.kind, case.key, case.terms, case.later, case.until,
@@ -130,7 +148,9 @@ def _one(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: ScopeRe
     raw = request(scope, kind, terms, f"replay-{digest}")
     started = time.perf_counter()
     # The staged config and key are in memory (``preloaded``): no config file is read or written.
-    response = answer(raw, db_path=db_path, config_path=Path(os.devnull), until=until, preloaded=loaded)
+    config = as_of(loaded[0], until, time.time())
+    response = answer(raw, db_path=db_path, config_path=Path(os.devnull), until=until,
+                      preloaded=(config, loaded[1]))
     latency = (time.perf_counter() - started) * 1000.0
     envelope = response.envelope
     result = envelope.get("result") or {}
