@@ -78,29 +78,26 @@ def _read_request(args: argparse.Namespace, started: float) -> bytes:
 def cmd_query(args: argparse.Namespace) -> int:
     import time
 
-    from .errors import EXIT_CODES, DeadlineExceeded, InternalError, MalformedJson
+    from .errors import DeadlineExceeded, InternalError, MalformedJson
     from .inputs import InputDeadline, NotRegularFile
-    from .service import _envelope, answer
+    from .service import answer, error_response
 
     started = time.monotonic()
     try:
         raw = _read_request(args, started)
     except InputDeadline:
-        late = DeadlineExceeded("the request deadline expired before the request was read to its end")
-        _emit(_envelope(None, "failed", error=late))
-        return EXIT_CODES["failed"]
+        response = error_response(DeadlineExceeded("the request deadline expired before the request was read to "
+                                                    "its end"))
     except NotRegularFile:
-        _emit(_envelope(None, "rejected", error=MalformedJson("request file is not a regular file")))
-        return EXIT_CODES["rejected"]
+        response = error_response(MalformedJson("request file is not a regular file"))
     except OSError:
-        _emit(_envelope(None, "rejected", error=MalformedJson("request file could not be read")))
-        return EXIT_CODES["rejected"]
-    try:
-        response = answer(raw, db_path=_db_path(args), config_path=_config_path(args),
-                          config_must_exist=_config_named(args), started_at=started)
-    except Exception:  # noqa: BLE001 - answer() never raises; this is the last line of defence
-        _emit(_envelope(None, "failed", error=InternalError()))
-        return EXIT_CODES["internal"]
+        response = error_response(MalformedJson("request file could not be read"))
+    else:
+        try:
+            response = answer(raw, db_path=_db_path(args), config_path=_config_path(args),
+                              config_must_exist=_config_named(args), started_at=started)
+        except Exception:  # noqa: BLE001 - answer() never raises; this is the last line of defence
+            response = error_response(InternalError())
     _emit(response.envelope)
     return response.exit_code
 
@@ -133,7 +130,8 @@ def cmd_enable(args: argparse.Namespace) -> int:
         repository_id=args.repository_id, sources=args.source, roots=args.root, stage=args.stage,
         include_worktrees=args.include_worktrees, qualification_report=args.qualification_report,
         out=sys.stdout, replace=args.replace, db_path=_db_path(args),
-        allow_unknown_source=args.allow_unknown_source,
+        allow_unknown_source=args.allow_unknown_source, accept_synthetic=args.accept_synthetic_qualification,
+        max_report_age_days=args.max_report_age_days,
     )
 
 
@@ -165,9 +163,42 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
 
 
+def cmd_qualify_replay(args: argparse.Namespace) -> int:
+    """``qualify --replay``: the scope's own history on the real index; 0 passed, 1 failed or
+    insufficient_history, 2 usage or an unusable index/config (content-free messages)."""
+    import json
+
+    from .errors import ProviderError
+    from .qualify.replay import run_replay, write_replay_reports
+    from .qualify.replay.report import scope_of
+
+    if not (args.agent_id and args.project_id and args.repository_id):
+        sys.stderr.write(f"{PROG} qualify --replay: --agent-id, --project-id and --repository-id are required\n")
+        return 2
+    try:
+        scope = scope_of(_config_path(args), args.agent_id, args.project_id, args.repository_id)
+        doc = run_replay(_db_path(args), _config_path(args), scope)
+    except ValueError:
+        sys.stderr.write(f"{PROG} qualify --replay: the scope is not enabled in the config (enable it first)\n")
+        return 2
+    except ProviderError as err:
+        sys.stderr.write(f"{PROG} qualify --replay: {err.code}\n")
+        return 2
+    json_path, md_path = write_replay_reports(doc, Path(args.out))
+    summary = {"verdict": doc["verdict"], "passed": doc["passed"], "pairs": doc["replayed"]["pairs"],
+               "negatives": doc["replayed"]["negatives"],
+               "recognition": doc["metrics"]["recognition"]["rate"],
+               "false_matches": doc["metrics"]["false_matches"]["false_matches"],
+               "report": str(json_path), "markdown": str(md_path)}
+    sys.stdout.write(json.dumps(summary) + "\n")
+    return 0 if doc["passed"] else 1
+
+
 def cmd_qualify(args: argparse.Namespace) -> int:
     from .qualify import operator_scope, qualify_command
 
+    if args.replay:
+        return cmd_qualify_replay(args)
     ids = (args.agent_id, args.project_id, args.repository_id)
     scope = None
     if any(ids) or args.source:
@@ -295,6 +326,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="replace an existing enablement of the same agent, project and repository")
     e.add_argument("--allow-unknown-source", action="store_true",
                    help="accept a --source the index does not know yet (an agent that has not run)")
+    e.add_argument("--accept-synthetic-qualification", action="store_true",
+                   help="accept a generated-corpus report (qualify --self-test); recorded in the config")
+    e.add_argument("--max-report-age-days", type=int, default=30, metavar="N",
+                   help="refuse a qualification report older than N days (default 30)")
     common(e)
     e.set_defaults(func=cmd_enable)
 
@@ -327,7 +362,13 @@ def _parser() -> argparse.ArgumentParser:
     sc = command("schema", "print the JSON Schema of every contract type")
     sc.set_defaults(func=cmd_schema)
 
-    ql = command("qualify", "Stage 0 qualification on a generated matched corpus; writes reports")
+    ql = command("qualify", "Stage 0 qualification: --replay on the scope's own history, or --self-test on a "
+                            "generated matched corpus (the default); writes reports")
+    mode = ql.add_mutually_exclusive_group()
+    mode.add_argument("--replay", action="store_true",
+                      help="replay the enabled scope's own repeat pairs against the index (--db, --config)")
+    mode.add_argument("--self-test", action="store_true", help="the generated-corpus qualification (default)")
+    common(ql)
     ql.add_argument("--out", metavar="DIR", default="qualification",
                     help="report folder (default: ./qualification)")
     ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout (default json)")

@@ -27,6 +27,7 @@ import os
 import secrets
 import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -71,6 +72,15 @@ class DigestKey:
         """``hmac-sha256:<hex>`` of a string's bytes (a local path: surrogates kept as the file system gave them)."""
         data = text.encode("utf-8", "surrogateescape")
         return KEYED_PREFIX + hmac.new(self.secret, data, hashlib.sha256).hexdigest()
+
+
+def scope_basis(agent_id: str, project_id: str, repository_id: str, sources: Sequence[str],
+                roots: Sequence[str]) -> dict[str, Any]:
+    """What a scope digest is taken over: the ids, the sorted sources and the sorted bound roots. Keyed with the
+    install's key it is the receipts' ``scope_digest``, the replay report's, and what ``enable --stage 2``
+    compares."""
+    return {"agent_id": agent_id, "project_id": project_id, "repository_id": repository_id,
+            "sources": sorted(sources), "roots": sorted(roots)}
 
 
 def key_path(config_path: Path) -> Path:

@@ -27,12 +27,12 @@ from .contract.models import (
     ScopeApplied,
 )
 from .contract.parse import load_json_object, parse_request
-from .digest import DigestKey, load_key
+from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow
 from .index.scope_state import ScopeSet
-from .retrieval.engine import FETCH_CEILING, RunReport, run_templates, substring_scan_planned
+from .retrieval.engine import FETCH_CEILING, NO_UPPER_BOUND, RunReport, run_templates, substring_scan_planned
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
 
@@ -89,6 +89,13 @@ def _envelope(request_id: str | None, outcome: str, *, error: ProviderError | No
         "receipt": receipt,
         "provider_meta": meta or {},
     }
+
+
+def error_response(error: ProviderError, request_id: str | None = None) -> Response:
+    """The envelope (no result, no receipt) and exit code of a request that got no further than ``error``:
+    the CLI's answer when the request could not even be read (too late, not a regular file, unreadable)."""
+    outcome = error.outcome if error.outcome != "internal" else "failed"
+    return Response(_envelope(request_id, outcome, error=error), EXIT_CODES[error.outcome])
 
 
 def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence[EvidenceType],
@@ -223,7 +230,8 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
 
 
 def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None, *,
-          config: ProviderConfig, now_ms: float, memo: _Memo, meta: dict[str, Any]) -> _Read:
+          config: ProviderConfig, now_ms: float, memo: _Memo, meta: dict[str, Any],
+          until: str = NO_UPPER_BOUND) -> _Read:
     from .index.revision import index_revision
     from .index.schema_verdict import schema_verdict
     from .index.scope_state import read_marker_rows, read_scope_rows, since_bucket
@@ -255,21 +263,23 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
         # Said before the scan runs, so a request the deadline ends during the scan still discloses it.
         meta["degradations"] = [*terms.degradations, "cjk_substring_match"]
     scope_set = memo.get(("scope", scope_sql.digest, tuple(scope.sources), roots.spellings, roots.real_paths,
-                          bucket),
+                          bucket, until),
                          lambda: read_scope_rows(snap, scope_sql, sources=scope.sources, roots=roots,
-                                                 since=bucket)).active_since(since) if scope_runnable else None
+                                                 since=bucket, until=until)).active_since(since) \
+        if scope_runnable else None
     run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING),
-                        scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None)
+                        scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None,
+                        until=until)
     scope_empty = False
     if not run.hits and scope_runnable:
-        # Nothing found: say whether the scope itself matches any session at all (any time), so a wrong
-        # --source or --root is not mistaken for "no history".
+        # Nothing found: say whether the scope itself matches any session at all (any time, before ``until``),
+        # so a wrong --source or --root is not mistaken for "no history".
         from .retrieval.engine import scope_sessions
 
-        ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=roots, since="")
+        ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=roots, since="", until=until)
         scope_empty = not ever
     markers = memo.get(("markers",), lambda: read_marker_rows(snap))
     revision = memo.get(("revision", verdict.schema_cookie, snap.mode),
@@ -337,8 +347,14 @@ def _request_id_of(raw: bytes) -> str | None:
 
 def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], float] = time.time,
            vfs: str | None = None, template_dir: Path | None = None, config_must_exist: bool = False,
-           started_at: float | None = None) -> Response:
+           started_at: float | None = None, until: str = NO_UPPER_BOUND,
+           preloaded: tuple[ProviderConfig, DigestKey] | None = None) -> Response:
     """Answer one request. Never raises: every outcome is an envelope with its exit code.
+
+    ``until`` and ``preloaded`` exist for the replay qualification (provider/qualify/replay/) only; neither is a
+    request field. ``until`` is the templates' upper time bound: the index as it stood before a moment.
+    ``preloaded`` is the config and key to answer with instead of reading ``config_path`` (the replay asks as
+    the scope at stage 2, in memory: nothing is written).
 
     ``config_must_exist``: the operator named the config (a missing file is ``config_invalid``, not default-off).
     ``started_at``: the ``time.monotonic()`` at which the request's deadline began (the CLI starts it before
@@ -349,19 +365,19 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
     try:
         request = parse_request(raw)
         request_id = request.request_id
-        config = load_config(config_path, must_exist=config_must_exist)
+        config = preloaded[0] if preloaded else load_config(config_path, must_exist=config_must_exist)
         admitted = admit(request, config)
-        ctx = _Context(key=load_key(config_path))  # the receipt's digests are keyed; a query never makes a key
+        # The receipt's digests are keyed; a query never makes a key.
+        ctx = _Context(key=preloaded[1] if preloaded else load_key(config_path))
     except ProviderError as err:
         if request_id is None:
             request_id = _request_id_of(raw)
-        return Response(_envelope(request_id, err.outcome if err.outcome != "internal" else "failed",
-                                  error=err), EXIT_CODES[err.outcome])
+        return error_response(err, request_id)
     except Exception:  # noqa: BLE001 - one envelope, never a traceback
-        return Response(_envelope(request_id, "failed", error=InternalError()), EXIT_CODES["internal"])
+        return error_response(InternalError(), request_id)
     try:
         return _answer_admitted(admitted, config, db_path, now=now, vfs=vfs, template_dir=template_dir, ctx=ctx,
-                                started_at=started_at)
+                                started_at=started_at, until=until)
     except ProviderError as err:
         outcome = "failed" if err.outcome != "rejected" else "rejected"
         code = EXIT_CODES[err.outcome]
@@ -385,8 +401,7 @@ def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> dic
 
 def _scope_basis(admitted: AdmittedRequest) -> dict[str, Any]:
     scope = admitted.scope
-    return {"agent_id": scope.agent_id, "project_id": scope.project_id, "repository_id": scope.repository_id,
-            "sources": sorted(scope.sources), "roots": sorted(scope.roots)}
+    return scope_basis(scope.agent_id, scope.project_id, scope.repository_id, scope.sources, scope.roots)
 
 
 def _query_basis(admitted: AdmittedRequest) -> dict[str, Any]:
@@ -433,7 +448,8 @@ def _read_remembering(db_path: Path, work: Callable[[ReadSnapshot, _Memo], _Read
 
 def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path, *,
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
-                     ctx: _Context, started_at: float | None = None) -> Response:
+                     ctx: _Context, started_at: float | None = None,
+                     until: str = NO_UPPER_BOUND) -> Response:
     from .bounding.bound import bound
     from .bounding.fold import fold
     from .bounding.receipt import build_receipt, result_json
@@ -454,7 +470,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
             degradations.append("revision_unresolved")  # the recency window was used instead
     read, open_mode = _read_remembering(db_path, lambda snap, memo: _read(snap, admitted, since, template_dir,
                                                                           config=config, now_ms=now_s * 1000.0,
-                                                                          memo=memo, meta=ctx.meta),
+                                                                          memo=memo, meta=ctx.meta, until=until),
                                         deadline=deadline, vfs=vfs)
     ctx.index_revision = read.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],

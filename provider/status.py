@@ -268,12 +268,22 @@ def _freshness_lines(fresh: FreshnessReport) -> list[str]:
     return lines
 
 
+def _qualified(scope: EnabledScope) -> str:
+    """How the stage was earned: a replay of the scope's own history, or accepted synthetic evidence."""
+    record = scope.qualification
+    if record is None:
+        return ""
+    if record.synthetic_accepted:
+        return " (qualified on synthetic evidence, accepted by the operator)"
+    return f" (qualified: {record.kind})"
+
+
 def _scope_lines(scope: EnabledScope, fresh: FreshnessReport | None) -> list[str]:
     identity = scope.repository_identity
     lines = [
         f"  - agent {_safe(scope.agent_id)}  project {_safe(scope.project_id)}  "
         f"repository {_safe(scope.repository_id)}",
-        f"    stage {scope.stage}{' (qualified)' if scope.qualification else ''}, sources "
+        f"    stage {scope.stage}{_qualified(scope)}, sources "
         f"{', '.join(_safe(s) for s in scope.sources)}, enabled {_safe(scope.enabled_at or 'unknown')}",
     ]
     if identity is not None:

@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: decision
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
--- params: sources roots since scope_ids terms cues pre window limit
+-- params: sources roots since scope_ids terms cues pre window limit until
 -- A choice or its reason (assistant or user) that names an unsegmented (CJK) query term and a decision cue.
 -- The substring plan for unsegmented terms: under unicode61 a CJK run is one FTS token, so a CJK term inside a
 -- longer run never matches MATCH. Here :terms (only the request's CJK terms) and :cues (the provider's cue
@@ -17,6 +17,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT m.session_id AS session_id,
@@ -36,6 +37,7 @@ SELECT m.session_id AS session_id,
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id
 WHERE m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND m.role IN ('assistant', 'user')

@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: decision
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.content_type messages.text messages_fts.text
--- params: sources roots since scope_ids fts terms pre window limit
+-- params: sources roots since scope_ids fts terms pre window limit until
 -- The agent's own reasoning notes (Codex agent_reasoning and Claude thinking blocks, stored as assistant
 -- messages of content_type 'thinking') that mention a query term: the agent's rationale for what it chose,
 -- which seldom uses the decision words decision.messages pairs the terms with (the :fts expression holds
@@ -15,6 +15,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT m.session_id AS session_id,
@@ -39,6 +40,7 @@ WHERE messages_fts MATCH :fts
   AND +messages_fts.rowid IN (SELECT m2.rowid FROM messages AS m2
                                WHERE m2.session_id IN (SELECT id FROM scope_sessions))
   AND m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND m.role = 'assistant'

@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: file_history
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_calls.file_path tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
--- params: sources roots since scope_ids terms head limit
+-- params: sources roots since scope_ids terms head limit until
 -- Edits to files in every form (provider/retrieval/edits.py reads them): Claude Edit, MultiEdit, Write and
 -- NotebookEdit (file_path, or only a path inside input_json for MultiEdit and NotebookEdit), and Codex
 -- apply_patch in any carrier (its own tool, freeform, shell argv, bash heredoc: input_json holds the patch).
@@ -15,6 +15,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT tc.session_id AS session_id,
@@ -40,6 +41,7 @@ JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id
 LEFT JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 WHERE tc.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND (lower(tc.name) IN ('edit', 'write', 'notebookedit', 'multiedit')

@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages_fts.text
--- params: sources roots since scope_ids fts terms pre window limit
+-- params: sources roots since scope_ids fts terms pre window limit until
 -- The FTS-first plan of prior_failure.narration: walks the term's matches first, then the scope. Fast for rare terms;
 -- it runs under a statement budget and, past it, prior_failure.narration (scope-set plan) runs instead.
 -- The agent's own narration of a failure: assistant messages matching a query term and a failure word.
@@ -14,6 +14,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT m.session_id AS session_id,
@@ -36,6 +37,7 @@ JOIN messages AS m ON m.rowid = messages_fts.rowid
 JOIN scope_sessions AS ss ON ss.id = m.session_id
 WHERE messages_fts MATCH :fts
   AND m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND m.role = 'assistant'

@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
--- params: sources roots since scope_ids failures cues head pre window limit
+-- params: sources roots since scope_ids failures cues head pre window limit until
 -- What happened after a failure, told in words: a later message of the same session, the user's (whatever its
 -- words: it often supplies what was missing) or one that states a cause or fix, or supplies what was missing (:cues: "root cause", "the fix was", "now
 -- passes", "I added", "switched to", granted, regenerated ... and their Chinese and Japanese forms).
@@ -17,6 +17,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT m.session_id AS session_id,
@@ -37,6 +38,7 @@ SELECT m.session_id AS session_id,
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id
 WHERE m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND m.role IN ('assistant', 'user')

@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.agent_id tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
--- params: sources roots since scope_ids terms head tail limit
+-- params: sources roots since scope_ids terms head tail limit until
 -- Failed tool calls whose call input or result mentions a query term (in the head and tail of the result,
 -- line breaks, tabs, hyphens and underscores read as spaces, so a phrase matches across them). The prefilter
 -- admits every output that provider/retrieval/outcome.py may call a failure (is_error; Claude "Exit code N";
@@ -16,6 +16,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT tc.session_id AS session_id,
@@ -45,6 +46,7 @@ JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id
 WHERE tc.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND (COALESCE(tr.is_error, 0) = 1

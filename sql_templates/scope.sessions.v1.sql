@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: scope
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch sessions.jsonl_path
--- params: sources roots since limit
+-- params: sources roots since limit until
 -- The sessions in scope, run once per request: the agent's sources, a project path under a bound root on a
 -- path boundary, active since :since. The path match here is lexical (every spelling of a root is bound);
 -- the provider then keeps only the sessions whose project path is inside a root by real path (symlinks
@@ -22,10 +22,12 @@ WITH scope_sessions AS (
     AND s.project_path < (SELECT max(r1.value || '0') FROM json_each(:roots) AS r1)
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.started_at, '') < :until
 )
 SELECT s2.id AS session_id, COALESCE(s2.source, 'claude') AS session_source, s2.jsonl_path AS jsonl_path,
        COALESCE(s2.ended_at, s2.started_at, '') AS active_at, s2.project_path AS session_path
 FROM sessions AS s2
 WHERE s2.id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(s2.started_at, '') < :until
 ORDER BY s2.id
 LIMIT :limit

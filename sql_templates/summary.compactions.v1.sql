@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: summary
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
--- params: sources roots since scope_ids terms pre window limit
+-- params: sources roots since scope_ids terms pre window limit until
 -- Claude Code compaction summaries: the visible user message that continues a compacted session ("This session
 -- is being continued from a previous conversation ..."), matched on its whole text (not through FTS), within
 -- the scope's sessions only.
@@ -14,6 +14,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT m.session_id AS session_id,
@@ -33,6 +34,7 @@ SELECT m.session_id AS session_id,
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id
 WHERE m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND m.role = 'user'

@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: summary
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch summaries.id summaries.session_id summaries.timestamp summaries.source summaries.content summaries.visibility
--- params: sources roots since scope_ids terms pre window limit
+-- params: sources roots since scope_ids terms pre window limit until
 -- Summary rows (away summaries, compactions, branch summaries) that mention a query term.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
@@ -12,6 +12,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT su.session_id AS session_id,
@@ -31,6 +32,7 @@ SELECT su.session_id AS session_id,
 FROM summaries AS su
 JOIN scope_sessions AS ss ON ss.id = su.session_id
 WHERE su.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(su.timestamp, '') < :until
   AND COALESCE(su.visibility, 'visible') = 'visible'
   AND score > 0
 ORDER BY score DESC, su.timestamp DESC, su.id

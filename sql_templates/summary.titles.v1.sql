@@ -2,7 +2,7 @@
 -- version: 1
 -- evidence_type: summary
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch sessions.title
--- params: sources roots since scope_ids terms limit
+-- params: sources roots since scope_ids terms limit until
 -- Session titles that mention a query term.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
@@ -12,6 +12,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
 )
 SELECT s2.id AS session_id,
@@ -27,6 +28,7 @@ SELECT s2.id AS session_id,
 FROM sessions AS s2
 JOIN scope_sessions AS ss ON ss.id = s2.id
 WHERE s2.id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(s2.started_at, '') < :until
   AND s2.title IS NOT NULL
   AND score > 0
 ORDER BY score DESC, observed_at DESC, s2.id

@@ -538,10 +538,14 @@ def test_stage_2_with_a_passing_matching_report(tmp_path: Path, env: dict[str, s
     root = tmp_path / "project"
     root.mkdir()
     report = _report(tmp_path, "passing.json")
-    code, doc, _ = cli(env, *enable_args(root, extra=("--stage", "2", "--qualification-report", str(report))))
+    # A generated-corpus report (no "kind": "replay") needs the explicit synthetic acceptance (issue 14).
+    code, doc, _ = cli(env, *enable_args(root, extra=("--stage", "2", "--qualification-report", str(report),
+                                                      "--accept-synthetic-qualification",
+                                                      "--max-report-age-days", "36500")))
     assert code == 0, doc
     assert doc["scope"]["stage"] == 2
     assert doc["scope"]["qualified"] is True
+    assert doc["scope"]["synthetic_qualification_accepted"] is True
     (entry,) = load_config(config_file(env)).scopes
     assert entry.stage == 2
     assert entry.qualification is not None

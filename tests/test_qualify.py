@@ -148,13 +148,19 @@ def test_report_is_accepted_by_enable_stage_2(cli_run: tuple[Path, dict[str, Any
     def enable(report_path: Path, **overrides: Any) -> tuple[int, dict[str, Any]]:
         out = io.StringIO()
         args: dict[str, Any] = {**SCOPE, "sources": ["claude"], "roots": [str(root)], "stage": 2,
-                                "include_worktrees": False, "qualification_report": str(report_path)}
+                                "include_worktrees": False, "qualification_report": str(report_path),
+                                "accept_synthetic": True}
         args.update(overrides)
         code = lifecycle.enable_scope(config_path=config, out=out, **args)
         return code, json.loads(out.getvalue())
 
+    # A generated-corpus report promotes a scope only with --accept-synthetic-qualification (RFC §9; issue 14).
+    code, doc = enable(report, accept_synthetic=False)
+    assert code == 2 and "--accept-synthetic-qualification" in doc["error"]["detail"], doc
+    assert not config.exists()
     code, doc = enable(report)
     assert code == 0, doc
+    assert doc["scope"]["synthetic_qualification_accepted"] is True
     scope = load_config(config).scopes[0]
     assert scope.stage == 2
     assert scope.qualification is not None and scope.qualification.passed

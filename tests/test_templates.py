@@ -280,6 +280,7 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "sources": json.dumps(["claude", "codex"]),
     "roots": json.dumps(["/tmp/obelisk-home/src/acme-api", "/tmp/obelisk-home/src/acme-web"]),
     "since": "",
+    "until": "\U0010ffff",
     "terms": json.dumps(["auth", "pytest", "cache", "src", "error"]),
     "fts": '"auth" OR "cache" OR "because" OR "error"',
     "head": 200,

@@ -11,6 +11,7 @@ from obelisk_session_evidence.retrieval.terms import (
     DECISION_WORDS,
     combined_expression,
     fts_string,
+    match_variants,
     normalise,
     prepare_terms,
 )
@@ -133,3 +134,16 @@ def test_fuzzed_terms_never_reach_match_as_syntax(raw: list[str]) -> None:
     assert _searchable(raw) and terms.fts_terms
     if terms.fts_any():
         _match(con, terms.fts_any() or "")
+
+
+def test_a_quoted_command_matches_its_json_escaped_tool_input() -> None:
+    """A command with double quotes is stored escaped in a tool call's input_json (codex: ``sed -n \\"1,80p\\"``);
+    found on the real-Obelisk replay (issue 14), where such repeats went unrecognised."""
+    import json
+
+    term = 'sed -n "1,80p" src/acme_api/app.py'
+    stored = json.dumps({"command": ["bash", "-lc", term]}).lower()
+    assert term not in stored
+    assert any(v in stored for v in match_variants([term], []))
+    backslash = "grep -e a\\|b app.log"
+    assert any(v in json.dumps({"cmd": backslash}) for v in match_variants([backslash], []))

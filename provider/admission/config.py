@@ -53,6 +53,10 @@ class QualificationRecord(_Model):
     report_digest: str
     passed: bool
     generated_at: str
+    #: ``replay``: the scope's own history (``qualify --replay``); ``synthetic``: the generated corpus
+    #: (``qualify --self-test``), accepted only with ``--accept-synthetic-qualification``, recorded here.
+    kind: Literal["replay", "synthetic"] = "synthetic"
+    synthetic_accepted: bool = False
 
 
 class EnabledScope(_Model):

@@ -28,9 +28,9 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
-from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key
+from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, load_key, scope_basis
 from ..errors import ConfigInvalid
 from .config import (
     EnabledScope,
@@ -150,9 +150,20 @@ def _sources_match(value: object, sources: Sequence[str]) -> bool:
     return set(value) == set(sources)
 
 
+#: A qualification report older than this many days is refused (``enable --max-report-age-days``).
+MAX_REPORT_AGE_DAYS = 30
+
+
 def _qualification(path: str, *, agent_id: str, project_id: str, repository_id: str,
-                   sources: Sequence[str]) -> QualificationRecord:
-    """Accept a passing report written by ``qualify`` for exactly this scope, or refuse."""
+                   sources: Sequence[str], roots: Sequence[str], key: DigestKey | None,
+                   accept_synthetic: bool = False, max_age_days: int = MAX_REPORT_AGE_DAYS) -> QualificationRecord:
+    """Accept a passing report written by ``qualify`` for exactly this scope, or refuse.
+
+    A replay report (``qualify --replay``) must carry this scope's keyed digest (``provider/digest.py``
+    ``scope_basis`` under the install's ``key``, the receipts' scope digest; no key yet: no replay report can
+    match); a generated-corpus report (``qualify --self-test``) is accepted only with
+    ``accept_synthetic``. Either is refused when older than ``max_age_days``.
+    """
     raw, report = _read_report(path)
     if report.get("passed") is not True:
         raise _Refused("qualification_required", "the qualification report did not pass")
@@ -168,8 +179,33 @@ def _qualification(path: str, *, agent_id: str, project_id: str, repository_id: 
     generated_at = report.get("generated_at")
     if not isinstance(generated_at, str) or not generated_at:
         raise _Refused("qualification_required", "the qualification report has no generated_at")
-    return QualificationRecord(report_digest=bytes_digest(raw), passed=True,
-                               generated_at=generated_at)
+    try:
+        made = datetime.fromisoformat(generated_at.replace("Z", "+00:00"))
+        age_days = (datetime.now(UTC) - made).total_seconds() / 86400.0
+    except (ValueError, TypeError):
+        raise _Refused("qualification_required", "the qualification report's generated_at is not a time") from None
+    if made.tzinfo is None:
+        raise _Refused("qualification_required", "the qualification report's generated_at has no time zone")
+    if age_days > max_age_days or age_days < -1:
+        raise _Refused("qualification_required", f"the qualification report is {age_days:.0f} days old; at most "
+                       f"{max_age_days} days are accepted (--max-report-age-days): run `qualify --replay` again")
+    kind: Literal["replay", "synthetic"] = "replay" if report.get("kind") == "replay" else "synthetic"
+    if kind == "replay":
+        from ..qualify.replay.document import REPLAY_FORMAT
+
+        if report.get("format") != REPLAY_FORMAT:
+            raise _Refused("qualification_required", "the replay report has an unknown format")
+        wanted_digest = key.of(scope_basis(agent_id, project_id, repository_id, sources, roots)) if key else None
+        if wanted_digest is None or report.get("scope_digest") != wanted_digest:
+            raise _Refused("qualification_required", "the replay report is for another scope: its keyed scope "
+                           "digest differs from this scope's (other sources or roots, or another install); run "
+                           "`qualify --replay` for this scope")
+    elif not accept_synthetic:
+        raise _Refused("qualification_required", "the qualification report comes from a generated corpus "
+                       "(qualify --self-test), not this scope's history; run `qualify --replay`, or pass "
+                       "--accept-synthetic-qualification to accept synthetic evidence (RFC §9)")
+    return QualificationRecord(report_digest=bytes_digest(raw), passed=True, generated_at=generated_at,
+                               kind=kind, synthetic_accepted=kind == "synthetic")
 
 
 def _load(config_path: Path) -> ProviderConfig:
@@ -197,6 +233,14 @@ def _digest_key(config_path: Path) -> DigestKey:
                        "created or read", EXIT_CONFIG) from None
 
 
+def _existing_key(config_path: Path) -> DigestKey | None:
+    """The install's key when there is one (a replay report is keyed with it), else None."""
+    try:
+        return load_key(config_path)
+    except ConfigInvalid:
+        return None
+
+
 def _utc_now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
@@ -221,6 +265,8 @@ def scope_summary(scope: EnabledScope, key: DigestKey | None) -> dict[str, Any]:
         "remote_digests": [d for d in identity.remote_digests if d.startswith(KEYED_PREFIX)] if identity else [],
         "worktrees_found": len(identity.worktrees) if identity else 0,
         "qualified": scope.qualification is not None and scope.qualification.passed,
+        "qualification_kind": scope.qualification.kind if scope.qualification else None,
+        "synthetic_qualification_accepted": bool(scope.qualification and scope.qualification.synthetic_accepted),
     }
 
 
@@ -235,13 +281,9 @@ def _draft_scope(*, agent_id: str, project_id: str, repository_id: str, sources:
     clean_roots = _check_roots(roots)
     if stage not in (1, 2):
         raise _Refused("invalid_argument", "--stage must be 1 or 2")
-    qualification = None
     if stage == 2 and not qualification_report:
         raise _Refused("qualification_required", "--stage 2 requires --qualification-report FILE from a "
                        "passing qualification of this scope")
-    if qualification_report:
-        qualification = _qualification(qualification_report, agent_id=agent_id, project_id=project_id,
-                                       repository_id=repository_id, sources=clean_sources)
     return EnabledScope(
         agent_id=agent_id,
         project_id=project_id,
@@ -250,7 +292,7 @@ def _draft_scope(*, agent_id: str, project_id: str, repository_id: str, sources:
         roots=clean_roots,
         stage=2 if stage == 2 else 1,
         enabled_at=_utc_now(),
-        qualification=qualification,
+        qualification=None,  # checked once the bound roots are known (the report's scope digest covers them)
     )
 
 
@@ -314,7 +356,8 @@ def _merged(scopes: Sequence[EnabledScope], scope: EnabledScope, *,
 def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repository_id: str,
                  sources: list[str], roots: list[str], stage: int, include_worktrees: bool,
                  qualification_report: str | None, out: TextIO, replace: bool = False,
-                 db_path: Path | None = None, allow_unknown_source: bool = False) -> int:
+                 db_path: Path | None = None, allow_unknown_source: bool = False, accept_synthetic: bool = False,
+                 max_report_age_days: int = MAX_REPORT_AGE_DAYS) -> int:
     """Enable the (agent_id, project_id, repository_id) scope, or replace it with ``replace``. Returns the exit
     code."""
     try:
@@ -324,7 +367,18 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
         checked = _source_check(db_path, draft.sources, allow_unknown_source)
         config = _load(config_path)
         _merged(config.scopes, draft, replace=replace)  # a duplicate is refused before anything is written
-        digest_key = _digest_key(config_path)  # made on the first enable; remote digests are keyed with it
+        existing = _existing_key(config_path)
+        if qualification_report:
+            # The report is judged on the bound roots (worktrees included) under the install's key, before
+            # anything is written: a refused report leaves no key and no config behind. Without a key yet, the
+            # roots are bound under a throwaway key only to learn them (no replay report can match then).
+            probe, _ = _bind_repositories(draft, include_worktrees=include_worktrees,
+                                          key=existing or DigestKey(os.urandom(32)))
+            draft = draft.model_copy(update={"qualification": _qualification(
+                qualification_report, agent_id=draft.agent_id, project_id=draft.project_id,
+                repository_id=draft.repository_id, sources=draft.sources, roots=probe.roots, key=existing,
+                accept_synthetic=accept_synthetic, max_age_days=max_report_age_days)})
+        digest_key = existing or _digest_key(config_path)  # made on the first enable; remote digests use it
         scope, worktrees_bound = _bind_repositories(draft, include_worktrees=include_worktrees, key=digest_key)
         key = _key(scope)
         scopes, replaced = _merged(config.scopes, scope, replace=replace)

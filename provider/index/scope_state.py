@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..paths import Roots
+from ..retrieval.engine import NO_UPPER_BOUND
 from ..retrieval.engine import _roots_json as roots_param
 from ..retrieval.templates import Template
 from .connection import ReadSnapshot
@@ -80,14 +81,15 @@ def since_bucket(since: str) -> str:
 
 
 def read_scope_rows(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Roots,
-                    since: str) -> ScopeRows:
-    """Run the scope template once for ``since``; :meth:`ScopeRows.active_since` gives the scope set.
+                    since: str, until: str = NO_UPPER_BOUND) -> ScopeRows:
+    """Run the scope template once for ``since`` (and the upper time bound ``until``, none by default);
+    :meth:`ScopeRows.active_since` gives the scope set.
 
     The template matched every spelling of a root lexically; only the sessions whose recorded project path
     lies inside a root by real path (``..`` applied, symlinks resolved) are kept (``Roots.contains``).
     """
     values: dict[str, Any] = {"sources": json.dumps(list(sources)), "roots": roots_param(roots),
-                              "since": since, "limit": SCOPE_SESSION_CEILING}
+                              "since": since, "until": until, "limit": SCOPE_SESSION_CEILING}
     raw = snap.rows(scope.sql, {name: values[name] for name in scope.params})
     rows = []
     for row in raw:
@@ -100,9 +102,10 @@ def read_scope_rows(snap: ReadSnapshot, scope: Template, *, sources: Sequence[st
 
 
 def read_scope_set(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Roots,
-                   since: str) -> ScopeSet:
-    """Run the scope template once: the ids, the transcript files and whether the ceiling was reached."""
-    return read_scope_rows(snap, scope, sources=sources, roots=roots, since=since).active_since(since)
+                   since: str, until: str = NO_UPPER_BOUND) -> ScopeSet:
+    """Run the scope template once: the ids, the transcript files and whether the ceiling was reached
+    (``until``: the upper time bound, none by default)."""
+    return read_scope_rows(snap, scope, sources=sources, roots=roots, since=since, until=until).active_since(since)
 
 
 def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool) -> dict[str, IndexRow]:

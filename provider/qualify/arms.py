@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._resources import PACKAGE
+from ..retrieval.engine import NO_UPPER_BOUND
 from .cases import Case
-from .corpus import _Corpus, _ro_uri, _Variant, make_incomplete, make_stale
+from .corpus import Corpus, Variant, make_incomplete, make_stale, ro_uri
 from .scopes import QualifyScope
-from .stats import _dist
+from .stats import dist
 
 #: The Obelisk-style ceiling: top-N whole messages, each with this many neighbours (half before, half after).
 NATIVE_TOP: Final = 20
@@ -67,15 +68,18 @@ JOIN sessions AS s ON s.id = m.session_id
 WHERE messages_fts MATCH :q
   AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
               WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+  AND COALESCE(m.timestamp, '') < :until
 ORDER BY bm25(messages_fts)
 LIMIT :limit"""
 _NATIVE_BEFORE: Final = """
 SELECT rowid, uuid, session_id, timestamp FROM messages
 WHERE session_id = :sid AND (timestamp < :ts OR (timestamp = :ts AND rowid < :rid))
+  AND COALESCE(timestamp, '') < :until
 ORDER BY timestamp DESC, rowid DESC LIMIT :n"""
 _NATIVE_AFTER: Final = """
 SELECT rowid, uuid, session_id, timestamp FROM messages
 WHERE session_id = :sid AND (timestamp > :ts OR (timestamp = :ts AND rowid > :rid))
+  AND COALESCE(timestamp, '') < :until
 ORDER BY timestamp, rowid LIMIT :n"""
 #: A whole message as the agent saw it: its text, and for tool messages the tool input and output.
 _NATIVE_BODY: Final = """
@@ -91,8 +95,10 @@ def native_match_expression(terms: Sequence[str]) -> str | None:
 
 
 def native_search(conn: Any, terms: Sequence[str], roots: Sequence[str], *, top: int = NATIVE_TOP,
-                  neighbours: int = NATIVE_NEIGHBOURS) -> NativeResult:
+                  neighbours: int = NATIVE_NEIGHBOURS, until: str = NO_UPPER_BOUND) -> NativeResult:
     """Top ``top`` whole messages by bm25 for the raw terms, each with ``neighbours`` session neighbours.
+
+    ``until``: the same cut of the index as the provider's (a replay reads nothing at or after it).
 
     ``conn`` is an open apsw (or sqlite3) connection to the index; only SELECTs are run.
     """
@@ -101,15 +107,16 @@ def native_search(conn: Any, terms: Sequence[str], roots: Sequence[str], *, top:
     if expression is None:
         return NativeResult((), 0.0)
     roots_json = json.dumps([r.rstrip("/") or "/" for r in roots])
-    hits = list(conn.execute(_NATIVE_HITS, {"q": expression, "roots": roots_json, "limit": top}))
+    hits = list(conn.execute(_NATIVE_HITS, {"q": expression, "roots": roots_json, "limit": top, "until": until}))
     chosen: dict[int, tuple[str, str, bool]] = {}
     order: list[int] = []
     half = neighbours // 2
     for rowid, uid, sid, ts in hits:
-        around = [*reversed(list(conn.execute(_NATIVE_BEFORE, {"sid": sid, "ts": ts, "rid": rowid, "n": half}))),
+        around = [*reversed(list(conn.execute(_NATIVE_BEFORE, {"sid": sid, "ts": ts, "rid": rowid, "n": half,
+                                                                  "until": until}))),
                   (rowid, uid, sid, ts),
                   *conn.execute(_NATIVE_AFTER, {"sid": sid, "ts": ts, "rid": rowid,
-                                                "n": neighbours - half})]
+                                                "n": neighbours - half, "until": until})]
         for n_rowid, n_uid, n_sid, _ in around:
             is_hit = n_rowid == rowid
             if n_rowid not in chosen:
@@ -128,7 +135,7 @@ def native_search(conn: Any, terms: Sequence[str], roots: Sequence[str], *, top:
 def open_native(db_path: Path) -> Any:
     import apsw
 
-    return apsw.Connection(_ro_uri(db_path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    return apsw.Connection(ro_uri(db_path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -137,7 +144,7 @@ def open_native(db_path: Path) -> Any:
 
 
 @dataclass
-class _Outcome:
+class CaseOutcome:
     case: Case
     outcome: str = ""
     error_code: str | None = None
@@ -152,11 +159,11 @@ class _Outcome:
     freshness_lag_ms: float | None = None
 
 
-def _config(variant: _Variant, scope: QualifyScope, case: Case) -> Path:
+def _config(variant: Variant, scope: QualifyScope, case: Case) -> Path:
     return variant.configs[(scope.label, case.cell)]
 
 
-def _run_provider(case: Case, variant: _Variant, scope: QualifyScope) -> _Outcome:
+def run_provider(case: Case, variant: Variant, scope: QualifyScope) -> CaseOutcome:
     from ..service import answer
 
     raw = json.dumps(case.request).encode("utf-8")
@@ -166,8 +173,8 @@ def _run_provider(case: Case, variant: _Variant, scope: QualifyScope) -> _Outcom
     return _outcome_from(case, response.envelope, elapsed)
 
 
-def _outcome_from(case: Case, envelope: Mapping[str, Any], elapsed_ms: float) -> _Outcome:
-    out = _Outcome(case, outcome=str(envelope.get("outcome")), elapsed_ms=elapsed_ms)
+def _outcome_from(case: Case, envelope: Mapping[str, Any], elapsed_ms: float) -> CaseOutcome:
+    out = CaseOutcome(case, outcome=str(envelope.get("outcome")), elapsed_ms=elapsed_ms)
     error = envelope.get("error")
     out.error_code = str(error["code"]) if isinstance(error, dict) else None
     result = envelope.get("result")
@@ -181,7 +188,7 @@ def _outcome_from(case: Case, envelope: Mapping[str, Any], elapsed_ms: float) ->
     return out
 
 
-def _subprocess_runs(outcomes: Sequence[_Outcome], corpus: _Corpus, scope: QualifyScope,
+def subprocess_runs(outcomes: Sequence[CaseOutcome], corpus: Corpus, scope: QualifyScope,
                      count: int) -> dict[str, Any]:
     """Re-run a few answered cases through a real ``python -m obelisk_session_evidence query`` process and compare."""
     kinds = ("dead_end", "negative", "cross_scope", "unknown_option")
@@ -207,21 +214,21 @@ def _subprocess_runs(outcomes: Sequence[_Outcome], corpus: _Corpus, scope: Quali
                 and [i.get("message_ref") for i in other.items] == [i.get("message_ref") for i in outcome.items]
                 and not proc.stderr)
         agree += int(same)
-    return {"runs": len(picked), "agree": agree, "latency_ms": _dist(times)}
+    return {"runs": len(picked), "agree": agree, "latency_ms": dist(times)}
 
 
-def _run_freshness(corpus: _Corpus, scope: QualifyScope, cases: Sequence[Case]) -> list[_Outcome]:
+def run_freshness(corpus: Corpus, scope: QualifyScope, cases: Sequence[Case]) -> list[CaseOutcome]:
     """Base first; then each cell's transcript is appended to and the stale questions asked at once (the
     lag from the change to the answer is the freshness latency); then index_state rows are deleted."""
-    outcomes = [_run_provider(c, corpus.base, scope) for c in cases if c.variant == "base"]
+    outcomes = [run_provider(c, corpus.base, scope) for c in cases if c.variant == "base"]
     for index, cell in enumerate(scope.cells):
         changed = make_stale(corpus.stale, cell)
         for n, case in enumerate(c for c in cases if c.variant == "stale" and c.cell == index):
-            outcome = _run_provider(case, corpus.stale, scope)
+            outcome = run_provider(case, corpus.stale, scope)
             if n == 0 and changed is not None:
                 outcome.freshness_lag_ms = (time.monotonic() - changed) * 1000.0
             outcomes.append(outcome)
         make_incomplete(corpus.incomplete, cell)
-        outcomes += [_run_provider(c, corpus.incomplete, scope) for c in cases
+        outcomes += [run_provider(c, corpus.incomplete, scope) for c in cases
                      if c.variant == "incomplete" and c.cell == index]
     return outcomes

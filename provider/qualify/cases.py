@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .corpus import Fact, _cell_sessions, _Corpus, _in_cell, _relative
+from .corpus import Corpus, Fact, cell_sessions, in_cell, relative_to_repo
 from .scopes import QualifyScope
 
 #: The bounded limits every qualification request asks for (well under the provider's ceilings).
@@ -73,7 +73,7 @@ def _phrasings(fact: Fact, raw: Mapping[str, Any], manifest: Mapping[str, Any]) 
     elif fact.evidence_type == "tool_outcome":
         options += [(command,), (command, *terms[:1])] if command else [tuple(terms[:2])]
     elif fact.evidence_type == "file_history":
-        path = raw.get("relative_path") or (_relative(str(raw["file_path"]), manifest)
+        path = raw.get("relative_path") or (relative_to_repo(str(raw["file_path"]), manifest)
                                             if raw.get("file_path") else None)
         if path:
             options.append((str(path),))
@@ -104,12 +104,12 @@ _KINDS: Final[dict[str, tuple[tuple[str, ...], str, str, str]]] = {
 }
 
 
-def positive_cases(corpus: _Corpus, scope: QualifyScope) -> list[Case]:
+def positive_cases(corpus: Corpus, scope: QualifyScope) -> list[Case]:
     manifest = corpus.base.manifest
     raw_facts = {str(f["id"]): f for f in manifest["facts"]}
     cases: list[Case] = []
     for index, cell in enumerate(scope.cells):
-        own = [f for f in corpus.facts if _in_cell(f, cell, manifest)]
+        own = [f for f in corpus.facts if in_cell(f, cell, manifest)]
         for fact in own:
             types, trigger, kind, question = _KINDS[fact.evidence_type]
             number = corpus.facts.index(fact)  # case ids name facts by number: reports stay content-free
@@ -122,15 +122,15 @@ def positive_cases(corpus: _Corpus, scope: QualifyScope) -> list[Case]:
     return cases
 
 
-def negative_cases(corpus: _Corpus, scope: QualifyScope) -> list[Case]:
+def negative_cases(corpus: Corpus, scope: QualifyScope) -> list[Case]:
     """Matched negatives: each term occurs in another agent's or repository's session, in none of the cell's."""
     manifest = corpus.base.manifest
     spelled = _spelling(manifest)
     cases: list[Case] = []
     for index, cell in enumerate(scope.cells):
-        mine = _cell_sessions(corpus, scope, cell)
+        mine = cell_sessions(corpus, scope, cell)
         pools: list[tuple[str, Sequence[str]]] = [(f"f{n}", f.keys) for n, f in enumerate(corpus.facts)
-                                                  if not _in_cell(f, cell, manifest)]
+                                                  if not in_cell(f, cell, manifest)]
         pools += [(f"c{n}", [str(t).lower() for t in c.get("terms", ())])
                   for n, c in enumerate(manifest.get("canaries", ()))]
         seen: set[tuple[str, ...]] = set()

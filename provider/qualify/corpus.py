@@ -38,7 +38,7 @@ class Fact:
 
 
 @dataclass
-class _Variant:
+class Variant:
     name: str
     db_path: Path
     home: Path
@@ -47,21 +47,21 @@ class _Variant:
 
 
 @dataclass
-class _Corpus:
-    base: _Variant
-    stale: _Variant
-    incomplete: _Variant
+class Corpus:
+    base: Variant
+    stale: Variant
+    incomplete: Variant
     facts: tuple[Fact, ...]
     session_of_message: dict[str, str]
     session_text: dict[str, str]  # lower-cased searchable text per session (for matched negatives)
     session_meta: dict[str, tuple[str, str]]  # session id -> (source, project_path)
 
 
-def _now_iso() -> str:
+def now_iso() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def _ro_uri(path: Path) -> str:
+def ro_uri(path: Path) -> str:
     immutable = not any(os.path.exists(f"{path}{s}") for s in ("-wal", "-shm", "-journal"))
     quoted = urllib.parse.quote(str(path.resolve()), safe="/")
     return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
@@ -72,12 +72,12 @@ def _repo_group(manifest: Mapping[str, Any], repo: str) -> tuple[str, ...]:
     return (repo, *sorted(w for w, main in worktrees.items() if main == repo))
 
 
-def _roots(manifest: Mapping[str, Any], repo: str) -> tuple[str, ...]:
+def repo_roots(manifest: Mapping[str, Any], repo: str) -> tuple[str, ...]:
     repos: Mapping[str, str] = manifest["repos"]
     return tuple(repos[r] for r in _repo_group(manifest, repo) if r in repos)
 
 
-def _relative(text: str, manifest: Mapping[str, Any]) -> str:
+def relative_to_repo(text: str, manifest: Mapping[str, Any]) -> str:
     return strip_roots(text, [str(root) for root in manifest["repos"].values()])
 
 
@@ -95,18 +95,18 @@ def _facts(manifest: Mapping[str, Any], tool_messages: Mapping[str, set[str]]) -
             if raw.get(extra):
                 keys.append(str(raw[extra]).lower())
         if raw.get("file_path"):
-            keys.append(_relative(str(raw["file_path"]), manifest).lower())
+            keys.append(relative_to_repo(str(raw["file_path"]), manifest).lower())
         out.append(Fact(id=str(raw["id"]), evidence_type=str(raw["evidence_type"]),
                         agents=(str(raw["agent"]),), repo=str(raw["repo"]), sessions=frozenset(sessions),
                         refs=frozenset(refs), messages=frozenset(messages), keys=tuple(dict.fromkeys(keys)),
-                        marker=_relative(str(raw["must_contain"]), manifest)))
+                        marker=relative_to_repo(str(raw["must_contain"]), manifest)))
     return tuple(out)
 
 
 def _read_corpus_tables(db_path: Path) -> tuple[dict[str, set[str]], dict[str, str], dict[str, str],
                                                 dict[str, tuple[str, str]]]:
     """Tool id -> message uuids, message -> session, session -> searchable text, session -> (source, path)."""
-    conn = sqlite3.connect(_ro_uri(db_path), uri=True)
+    conn = sqlite3.connect(ro_uri(db_path), uri=True)
     try:
         tool_messages: dict[str, set[str]] = {}
         for tool_id, uid in conn.execute("SELECT id, message_uuid FROM tool_calls"):
@@ -135,13 +135,13 @@ def _write_config(path: Path, scope: QualifyScope, cell: Cell, manifest: Mapping
 
     entry = EnabledScope(agent_id=scope.agent_id, project_id=scope.project_id,
                          repository_id=scope.repository_id, sources=scope.sources,
-                         roots=_roots(manifest, cell.repo), stage=2)
+                         roots=repo_roots(manifest, cell.repo), stage=2)
     save_config(path, ProviderConfig(recency_days=36500, transcript_homes=(str(manifest["home"]),),
                                      scopes=(entry,)))
 
 
 def _build_variant(work: Path, name: str, seed: int, extra_sessions: int,
-                   scopes: Sequence[QualifyScope]) -> _Variant:
+                   scopes: Sequence[QualifyScope]) -> Variant:
     from ..fixtures.builder import build_fixture
 
     info = build_fixture(work / name, seed=seed, extra_sessions=extra_sessions)
@@ -152,23 +152,23 @@ def _build_variant(work: Path, name: str, seed: int, extra_sessions: int,
             path = work / f"{name}-config-{n}-{index}.json"
             _write_config(path, scope, cell, manifest)
             configs[(scope.label, index)] = path
-    return _Variant(name, info.db_path, info.home, manifest, configs)
+    return Variant(name, info.db_path, info.home, manifest, configs)
 
 
-def build_corpus(work: Path, scopes: Sequence[QualifyScope], *, seed: int, extra_sessions: int) -> _Corpus:
+def build_corpus(work: Path, scopes: Sequence[QualifyScope], *, seed: int, extra_sessions: int) -> Corpus:
     base = _build_variant(work, "base", seed, extra_sessions, scopes)
     stale = _build_variant(work, "stale", seed, extra_sessions, scopes)
     incomplete = _build_variant(work, "incomplete", seed, extra_sessions, scopes)
     tool_messages, session_of, texts, meta = _read_corpus_tables(base.db_path)
-    return _Corpus(base, stale, incomplete, _facts(base.manifest, tool_messages), session_of, texts, meta)
+    return Corpus(base, stale, incomplete, _facts(base.manifest, tool_messages), session_of, texts, meta)
 
 
-def _cell_sessions(corpus: _Corpus, scope: QualifyScope, cell: Cell) -> set[str]:
-    roots = _roots(corpus.base.manifest, cell.repo)
+def cell_sessions(corpus: Corpus, scope: QualifyScope, cell: Cell) -> set[str]:
+    roots = repo_roots(corpus.base.manifest, cell.repo)
     return {sid for sid, (src, path) in corpus.session_meta.items() if src in scope.sources and under_root(path, roots)}
 
 
-def _in_cell(fact: Fact, cell: Cell, manifest: Mapping[str, Any]) -> bool:
+def in_cell(fact: Fact, cell: Cell, manifest: Mapping[str, Any]) -> bool:
     return any(a in cell.agents for a in fact.agents) and fact.repo in _repo_group(manifest, cell.repo)
 
 
@@ -177,31 +177,31 @@ def _in_cell(fact: Fact, cell: Cell, manifest: Mapping[str, Any]) -> bool:
 # --------------------------------------------------------------------------------------------------------
 
 
-def _cell_units(variant: _Variant, cell: Cell) -> list[dict[str, Any]]:
+def _cell_units(variant: Variant, cell: Cell) -> list[dict[str, Any]]:
     group = _repo_group(variant.manifest, cell.repo)
     return [s for s in variant.manifest["sessions"]
             if s["agent"] in cell.agents and s["repo"] in group and s.get("kind") != "canary"]
 
 
-def make_stale(variant: _Variant, cell: Cell) -> float | None:
+def make_stale(variant: Variant, cell: Cell) -> float | None:
     """Append one transcript line to a session of the cell; the monotonic time of the change (None: no unit)."""
     units = _cell_units(variant, cell)
     if not units:
         return None
     unit = units[0]
     if unit["source"] == "codex":
-        line: dict[str, Any] = {"timestamp": _now_iso(), "type": "event_msg",
+        line: dict[str, Any] = {"timestamp": now_iso(), "type": "event_msg",
                                 "payload": {"type": "agent_message", "message": "appended after the build"}}
     else:
         line = {"type": "user", "cwd": unit["project_path"], "sessionId": unit["id"], "uuid": os.urandom(8).hex(),
-                "timestamp": _now_iso(), "message": {"role": "user", "content": "appended after the build"}}
+                "timestamp": now_iso(), "message": {"role": "user", "content": "appended after the build"}}
     changed = time.monotonic()
     with Path(unit["jsonl_path"]).open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(line) + "\n")
     return changed
 
 
-def make_incomplete(variant: _Variant, cell: Cell) -> None:
+def make_incomplete(variant: Variant, cell: Cell) -> None:
     """Delete the ``index_state`` row of one transcript of the cell (the fixture's writer, not the provider)."""
     units = _cell_units(variant, cell)
     if not units:

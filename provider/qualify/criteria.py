@@ -34,7 +34,7 @@ def _ge(value: Any, bound: float) -> bool:
     return isinstance(value, (int, float)) and value >= bound
 
 
-def _criteria(m: Mapping[str, Any], sub: Mapping[str, Any]) -> list[dict[str, Any]]:
+def stage0_criteria(m: Mapping[str, Any], sub: Mapping[str, Any]) -> list[dict[str, Any]]:
     dead, recall, prec = m["dead_end"], m["recall"], m["precision"]
     ctx, trunc, lat, fresh = m["context_chars"], m["truncation"], m["latency_ms"], m["freshness"]
     fm = m["false_matches"]["provider"]

@@ -11,13 +11,14 @@ from typing import Any, Final
 
 from .._version import PROVIDER_VERSION
 from ..digest import content_digest
-from .corpus import _now_iso
+from .corpus import now_iso
 
 REPORT_FORMAT: Final = "obelisk-session-evidence-qualification/1"
 SUMMARY_FORMAT: Final = "obelisk-session-evidence-qualification-summary/1"
 
 
-def _digest(document: Mapping[str, Any]) -> str:
+def report_digest(document: Mapping[str, Any]) -> str:
+    """The report's own content digest (every field but ``digest``)."""
     return content_digest({k: v for k, v in document.items() if k != "digest"})
 
 
@@ -39,14 +40,14 @@ def write_reports(out_dir: Path, reports: Sequence[Mapping[str, Any]], build_s: 
     summary: dict[str, Any] = {
         "format": SUMMARY_FORMAT,
         "passed": all(r["passed"] for r in reports),
-        "generated_at": _now_iso(),
+        "generated_at": now_iso(),
         "provider_version": PROVIDER_VERSION,
         "corpus_build_seconds": round(build_s, 2),
         "scopes": [{**r["scope"], "passed": r["passed"], "report": f, "digest": r["digest"],
                     "failed_criteria": [c["id"] for c in r["criteria"] if c["status"] == "fail"]}
                    for r, f in zip(reports, files, strict=True)],
     }
-    summary["digest"] = _digest(summary)
+    summary["digest"] = report_digest(summary)
     (out_dir / "qualification.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
                                                 encoding="utf-8")
     (out_dir / "qualification.md").write_text(render_summary_markdown(summary, reports), encoding="utf-8")

@@ -16,12 +16,12 @@ from .._version import PROVIDER_VERSION
 from .arms import (
     NATIVE_NEIGHBOURS,
     NATIVE_TOP,
-    _Outcome,
-    _run_freshness,
-    _run_provider,
-    _subprocess_runs,
+    CaseOutcome,
     native_search,
     open_native,
+    run_freshness,
+    run_provider,
+    subprocess_runs,
 )
 from .cases import (
     LIMITS,
@@ -31,42 +31,43 @@ from .cases import (
     positive_cases,
     unknown_option_cases,
 )
-from .corpus import _cell_sessions, _Corpus, _now_iso, _roots, build_corpus
-from .criteria import _criteria
-from .metrics import _case_row, _cell_summary, _score
-from .report import REPORT_FORMAT, _digest, render_summary_markdown, write_reports
+from .corpus import Corpus, build_corpus, cell_sessions, now_iso, repo_roots
+from .criteria import stage0_criteria
+from .metrics import case_row, cell_summary, score_outcomes
+from .report import REPORT_FORMAT, render_summary_markdown, report_digest, write_reports
 from .scopes import QualifyScope, default_scopes
 
 
-def qualify_scope(corpus: _Corpus, scope: QualifyScope, *, subprocess_cases: int) -> dict[str, Any]:
+def qualify_scope(corpus: Corpus, scope: QualifyScope, *, subprocess_cases: int) -> dict[str, Any]:
     manifest = corpus.base.manifest
     positives = positive_cases(corpus, scope)
     negatives = negative_cases(corpus, scope)
-    mine = {i: _cell_sessions(corpus, scope, cell) for i, cell in enumerate(scope.cells)}
+    mine = {i: cell_sessions(corpus, scope, cell) for i, cell in enumerate(scope.cells)}
 
-    outcomes: list[_Outcome] = []
+    outcomes: list[CaseOutcome] = []
     native_conn = open_native(corpus.base.db_path)
     try:
         for case in [*positives, *negatives]:
-            outcome = _run_provider(case, corpus.base, scope)
-            outcome.native = native_search(native_conn, case.terms, _roots(manifest, scope.cells[case.cell].repo))
+            outcome = run_provider(case, corpus.base, scope)
+            outcome.native = native_search(native_conn, case.terms, repo_roots(manifest, scope.cells[case.cell].repo))
             outcomes.append(outcome)
     finally:
         native_conn.close()
-    outcomes += [_run_provider(c, corpus.base, scope) for c in [*cross_scope_cases(scope),
+    outcomes += [run_provider(c, corpus.base, scope) for c in [*cross_scope_cases(scope),
                                                                 *unknown_option_cases(scope)]]
-    outcomes += _run_freshness(corpus, scope, freshness_cases(positives, scope))
+    outcomes += run_freshness(corpus, scope, freshness_cases(positives, scope))
 
-    metrics = _score(outcomes, mine)
-    subprocess_report = _subprocess_runs(outcomes, corpus, scope, subprocess_cases)
-    criteria = _criteria(metrics, subprocess_report)
+    metrics = score_outcomes(outcomes, mine)
+    subprocess_report = subprocess_runs(outcomes, corpus, scope, subprocess_cases)
+    criteria = stage0_criteria(metrics, subprocess_report)
     passed = all(c["status"] == "pass" for c in criteria if c["stage"] == 0)
-    by_cell = {f"{'+'.join(cell.agents)}@{cell.repo}": _cell_summary(
-        _score([o for o in outcomes if o.case.cell == i], mine)) for i, cell in enumerate(scope.cells)}
+    by_cell = {f"{'+'.join(cell.agents)}@{cell.repo}": cell_summary(
+        score_outcomes([o for o in outcomes if o.case.cell == i], mine)) for i, cell in enumerate(scope.cells)}
     document: dict[str, Any] = {
         "format": REPORT_FORMAT,
+        "kind": "self_test",  # generated corpus: enable --stage 2 needs --accept-synthetic-qualification
         "passed": passed,
-        "generated_at": _now_iso(),
+        "generated_at": now_iso(),
         "scope": scope.public(),
         "sources": list(scope.sources),
         "provider_version": PROVIDER_VERSION,
@@ -97,9 +98,9 @@ def qualify_scope(corpus: _Corpus, scope: QualifyScope, *, subprocess_cases: int
         "by_cell": by_cell,
         "subprocess": subprocess_report,
         "criteria": criteria,
-        "cases": [_case_row(o, mine[o.case.cell]) for o in outcomes],
+        "cases": [case_row(o, mine[o.case.cell]) for o in outcomes],
     }
-    document["digest"] = _digest(document)
+    document["digest"] = report_digest(document)
     return document
 
 

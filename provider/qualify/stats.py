@@ -6,11 +6,11 @@ import statistics
 from collections.abc import Sequence
 
 
-def _rate(num: float, den: float) -> float | None:
+def rate_of(num: float, den: float) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def _dist(values: Sequence[float]) -> dict[str, float | int | None]:
+def dist(values: Sequence[float]) -> dict[str, float | int | None]:
     if not values:
         return {"n": 0, "median": None, "p95": None, "max": None}
     ordered = sorted(values)
@@ -19,7 +19,7 @@ def _dist(values: Sequence[float]) -> dict[str, float | int | None]:
             "max": round(ordered[-1], 2)}
 
 
-def _ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float | None:
+def ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float | None:
     if not numerators or not denominators:
         return None
     den = statistics.median(denominators)

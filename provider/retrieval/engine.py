@@ -33,6 +33,9 @@ FTS_FIRST_BUDGET_MS = 25.0
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
+#: ``:until`` of a normal request: above every ISO-8601 time, so the upper time bound excludes nothing. A
+#: replay (provider/qualify/replay/) binds the moment it replays instead: rows at or after it are not read.
+NO_UPPER_BOUND = "\U0010ffff"
 
 _FTS_WORDS: Mapping[str, Sequence[str]] = {
     "prior_failure.narration": FAILURE_WORDS,
@@ -90,31 +93,33 @@ def _roots_json(roots: Roots) -> str:
 
 
 def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Roots,
-                   since: str) -> tuple[frozenset[str], bool]:
+                   since: str, until: str = NO_UPPER_BOUND) -> tuple[frozenset[str], bool]:
     """The session ids in scope and whether the scope ceiling was reached (``index.scope_state``: kept by
-    real project path)."""
+    real project path; ``until``: the upper time bound, none by default)."""
     from ..index.scope_state import read_scope_set  # scope_state imports this module
 
-    found = read_scope_set(snap, scope, sources=sources, roots=roots, since=since)
+    found = read_scope_set(snap, scope, sources=sources, roots=roots, since=since, until=until)
     return found.ids, found.ceiling_reached
 
 
 def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: Template, sources: Sequence[str],
                   roots: Roots, since: str, terms: PreparedTerms, tokenizer: str,
                   fetch_limit: int, window_chars: int,
-                  scope_set: tuple[frozenset[str], bool] | None = None) -> RunReport:
+                  scope_set: tuple[frozenset[str], bool] | None = None, until: str = NO_UPPER_BOUND) -> RunReport:
     """``scope_set`` is the scope template's answer when the caller already ran it in this snapshot (the
-    scope is computed once per request); without it the scope template runs here."""
+    scope is computed once per request); without it the scope template runs here. ``until`` is the upper
+    time bound (``NO_UPPER_BOUND``: none; a replay's moment: nothing at or after it is read)."""
     if not templates:
         return RunReport((), (), (), False, window_chars)
     if scope_set is None:
-        scope_set = scope_sessions(snap, scope, sources=sources, roots=roots, since=since)
+        scope_set = scope_sessions(snap, scope, sources=sources, roots=roots, since=since, until=until)
     in_scope, scope_ceiling = scope_set
     read = ReadWindow(window_chars)
     base: dict[str, Any] = {
         "sources": json.dumps(list(sources)),
         "roots": _roots_json(roots),
         "since": since,
+        "until": until,
         "scope_ids": json.dumps(sorted(in_scope)),
         "terms": json.dumps(list(match_variants(terms.instr_terms, roots.spellings))),
         "head": READ_HEAD,

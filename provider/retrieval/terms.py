@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -149,11 +150,16 @@ def match_variants(instr_terms: Sequence[str], roots: Sequence[str]) -> tuple[st
       the :func:`loose` form matches outputs whose gaps mix line breaks, hyphens and underscores.
     * A path term matches both spellings: an absolute path under a bound root also as the repository-relative
       path, and ``./x`` also as ``x`` (a relative path is already a substring of the absolute one).
+    * A term with a double quote or a backslash also matches as JSON writes it (``\\"``, ``\\\\``): a command
+      stored in a tool call's ``input_json`` (``sed -n "1,80p" app.py``) holds them escaped.
     """
     out: dict[str, None] = {}
     lowered_roots = [ascii_lower(r.rstrip("/")) for r in roots if r.rstrip("/")]
     for term in instr_terms:
         variants = [term]
+        escaped = json.dumps(term, ensure_ascii=False)[1:-1]
+        if escaped != term:
+            variants.append(escaped)
         if loose(term) != term:
             variants.append(loose(term))
         words = term.split(" ")

@@ -20,11 +20,12 @@ one module each:
   ``undeclared_param``, ``unused_param``, ``duplicate_param``: only ``:name`` placeholders, exactly the
   declared ones.
 * ``rules_scope``: ``scope_cte_missing``, ``scope_cte_shape``, ``scope_sources``, ``scope_roots``,
-  ``scope_since``: the ``scope_sessions`` CTE reads ``sessions`` alone and has the three scope predicates as
-  top-level conjuncts.
-* ``rules_outer``: ``outer_source``, ``outer_scope_filter``, ``visibility``, ``is_meta``,
+  ``scope_since``, ``scope_until``: the ``scope_sessions`` CTE reads ``sessions`` alone and has the four scope
+  predicates as top-level conjuncts (``COALESCE(s.started_at, '') < :until`` is the upper time bound).
+* ``rules_outer``: ``outer_source``, ``outer_scope_filter``, ``outer_until``, ``visibility``, ``is_meta``,
   ``limit_placeholder``, ``projection_subquery``: the outer SELECT reads only index tables and
-  ``scope_sessions``, keeps rows of scoped sessions only, filters hidden and meta rows, is bounded by
+  ``scope_sessions``, keeps rows of scoped sessions only, keeps rows whose own time is before ``:until``
+  only (``COALESCE(<row>.<time column>, '') < :until``), filters hidden and meta rows, is bounded by
   ``LIMIT :limit``, and computes its output columns from no other table.
 * ``rules_columns``: ``qualified_column``, ``unresolved_column``, ``ambiguous_column``,
   ``column_not_in_needs``: every column of an index table that the template reads is declared in its

@@ -19,6 +19,8 @@ JSON_EACH_COLUMNS = frozenset({
 TABLE_FUNCTIONS = frozenset({"json_each"})
 
 SCOPE_CTE = "scope_sessions"
+#: Columns that hold a row's time (ISO-8601 text); the ``:until`` bound compares one of them.
+TIME_COLUMNS = frozenset({"timestamp", "started_at", "ended_at", "created_at"})
 
 #: Functions sqlglot does not type (``exp.Anonymous``), by lower-case name. FTS5 auxiliaries and SQLite
 #: built-ins that the connection's authorizer also permits (provider/index/guard.py).

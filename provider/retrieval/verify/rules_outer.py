@@ -1,7 +1,7 @@
 """Outer SELECT rules: it reads only index tables and ``scope_sessions``, keeps rows of scoped sessions
-only, filters hidden and meta rows, is bounded by ``LIMIT :limit``, and computes its output columns from no
-other table (``outer_source``, ``outer_scope_filter``, ``visibility``, ``is_meta``, ``limit_placeholder``,
-``projection_subquery``)."""
+only, keeps rows written before ``:until`` only, filters hidden and meta rows, is bounded by ``LIMIT :limit``,
+and computes its output columns from no other table (``outer_source``, ``outer_scope_filter``,
+``outer_until``, ``visibility``, ``is_meta``, ``limit_placeholder``, ``projection_subquery``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .allowlists import ALLOWED_TABLES, FTS_TABLES, SCOPE_CTE
 from .context import CheckContext
+from .rules_scope import is_time_bound
 from .sqlast import (
     arg,
     conjuncts,
@@ -41,6 +42,9 @@ def check_outer(ctx: CheckContext) -> None:
     terms = list(conjuncts(where(ctx.root)))
     if not any(_is_outer_scope_filter(c, aliases) for c in terms):
         ctx.fail("outer_scope_filter")
+    timed = {alias for alias, table in aliases.items() if table != SCOPE_CTE and table not in FTS_TABLES}
+    if not any(_is_outer_until(c, timed) for c in terms):
+        ctx.fail("outer_until", "until")
     for alias, table in sorted(aliases.items()):
         if table in ("messages", "summaries") and not any(
                 _is_coalesce_eq(c, alias, "visibility", "visible") for c in terms):
@@ -106,3 +110,14 @@ def _is_coalesce_eq(node: exp.Expression, alias: str, column: str, value: str | 
 
     a, b = node.this, node.expression
     return (is_coalesce(a) and is_value(b)) or (is_coalesce(b) and is_value(a))
+
+
+def _is_outer_until(node: exp.Expression, aliases: set[str]) -> bool:
+    """``COALESCE(<alias>.<time column>, '') < :until`` (or ``:until > …``) on a row table of the outer FROM."""
+    if isinstance(node, exp.LT):
+        column_side, param_side = node.this, node.expression
+    elif isinstance(node, exp.GT):
+        column_side, param_side = node.expression, node.this
+    else:
+        return False
+    return placeholder_name(unparen(param_side)) == "until" and is_time_bound(column_side, aliases)

@@ -1,12 +1,13 @@
-"""Scope CTE rules: ``scope_sessions`` reads ``sessions`` alone and has the three scope predicates as
+"""Scope CTE rules: ``scope_sessions`` reads ``sessions`` alone and has the four scope predicates as
 top-level conjuncts (``scope_cte_missing``, ``scope_cte_shape``, ``scope_sources``, ``scope_roots``,
-``scope_since``)."""
+``scope_since``, ``scope_until``: the upper time bound that a replay binds to the moment it replays and a
+normal request to a value that excludes nothing)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .allowlists import SCOPE_CTE
+from .allowlists import SCOPE_CTE, TIME_COLUMNS
 from .context import CheckContext
 from .sqlast import (
     arg,
@@ -51,6 +52,8 @@ def check_scope_cte(ctx: CheckContext) -> None:
         ctx.fail("scope_roots", "roots")
     if not any(_is_since_filter(c, alias) for c in terms):
         ctx.fail("scope_since", "since")
+    if not any(_is_until_filter(c, alias) for c in terms):
+        ctx.fail("scope_until", "until")
 
 
 def _json_each_select(node: exp.Expression | None, param: str) -> exp.Select | None:
@@ -135,3 +138,27 @@ def _is_since_filter(node: exp.Expression, alias: str) -> bool:
     if placeholder_name(unparen(param_side)) != "since":
         return False
     return any(lower(c.table) == alias for c in column_side.find_all(exp.Column))
+
+
+def _is_until_filter(node: exp.Expression, alias: str) -> bool:
+    """``COALESCE(s.<column>, '') < :until`` (or ``:until > …``): a missing time reads as the earliest."""
+    if isinstance(node, exp.LT):
+        column_side, param_side = node.this, node.expression
+    elif isinstance(node, exp.GT):
+        column_side, param_side = node.expression, node.this
+    else:
+        return False
+    return placeholder_name(unparen(param_side)) == "until" and is_time_bound(column_side, {alias})
+
+
+def is_time_bound(expr: exp.Expression, aliases: set[str]) -> bool:
+    """``COALESCE(<alias>.<time column>, '')`` for one of ``aliases``: the row's own time, NULL as ``''``."""
+    expr = unparen(expr)
+    if not isinstance(expr, exp.Coalesce) or len(expr.expressions) != 1:
+        return False
+    default = unparen(expr.expressions[0])
+    if not isinstance(default, exp.Literal) or not default.is_string or default.this != "":
+        return False
+    column = unparen(expr.this)
+    return isinstance(column, exp.Column) and isinstance(column.this, exp.Identifier) \
+        and column.args.get("db") is None and lower(column.table) in aliases and lower(column.name) in TIME_COLUMNS

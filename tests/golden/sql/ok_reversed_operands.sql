@@ -1,6 +1,6 @@
 -- expect: ok
--- params: sources roots since fts limit
--- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at messages.uuid messages.session_id messages.text messages.visibility messages.is_meta
+-- params: sources roots since fts limit until
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at messages.uuid messages.session_id messages.text messages.visibility messages.is_meta messages.timestamp
 -- case: operands in the other order, parentheses
 WITH scope_sessions AS (
   SELECT s.id AS id, COALESCE(s.source, 'claude') AS source
@@ -9,6 +9,7 @@ WITH scope_sessions AS (
     AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
                 WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
     AND :since <= COALESCE(s.ended_at, s.started_at, '')
+    AND :until > COALESCE(s.started_at, '')
 )
 SELECT m.session_id AS session_id, m.uuid AS message_ref, substr(m.text, 1, 200) AS body,
        bm25(messages_fts) AS rank
@@ -16,6 +17,7 @@ FROM messages_fts
 JOIN messages AS m ON m.rowid = messages_fts.rowid
 WHERE messages_fts MATCH :fts
   AND (m.session_id IN (SELECT id FROM scope_sessions))
+  AND (:until > COALESCE(m.timestamp, ''))
   AND 'visible' = COALESCE(m.visibility, 'visible')
   AND 0 = COALESCE(m.is_meta, 0)
 ORDER BY rank
