@@ -16,7 +16,9 @@ COLUMNS = ("cold", "warm", "raw", "sqlite3 cli", "naive", "warm/naive", "warm/ra
 TARGETS = ("provider vs naive (common)", "provider vs naive (rare)", "cold start", "peak RSS", "latency growth",
            "warm vs raw", "answer size",
            # issue 13 (one size here: the growth target is not evaluated)
-           "scope growth", "cold vs naive card", "cold vs python -c pass", "warm vs sqlite3 CLI floor")
+           "scope growth", "cold vs naive card", "cold vs python -c pass", "warm vs sqlite3 CLI floor",
+           # issue 13's freshness target (tools/bench_freshness.py, here at 1,000 transcript files)
+           "freshness")
 
 
 def test_quick_bench_prints_every_column(tmp_path: Path) -> None:
@@ -24,7 +26,8 @@ def test_quick_bench_prints_every_column(tmp_path: Path) -> None:
     figures = tmp_path / "bench.json"
     proc = subprocess.run(
         [sys.executable, str(REPO / "tools" / "bench"), "--quick", "--reps", "2", "--cold-reps", "1",
-         "--no-qualify", "--cache-dir", str(tmp_path / "cache"), "--json", str(figures)],
+         "--no-qualify", "--freshness-files", "1000", "--cache-dir", str(tmp_path / "cache"),
+         "--json", str(figures)],
         capture_output=True, env=env, cwd=tmp_path, timeout=600, check=False)
     out = proc.stdout.decode()
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
@@ -41,6 +44,7 @@ def test_quick_bench_prints_every_column(tmp_path: Path) -> None:
     document = json.loads(figures.read_text())
     assert {t["target"] for t in document["targets"]} == set(TARGETS)
     assert all(t["status"] in ("PASS", "FAIL", "not evaluated") for t in document["targets"])
+    assert document["freshness"]["files"] == 1000
     [size] = document["sizes"]
     assert size["size"] == 3000
     assert {c["case"] for c in size["cases"]} == {f"{p}/{t}" for p in ("small", "big")

@@ -1,7 +1,8 @@
 """The evaluation corpus's answers are identical before and after the cost work (issue 13).
 
-``tests/golden/corpus_answers.json`` holds every situation's answer as the provider at main cf1f75b (before
-issue 13) gave it: the corpus at seeds 11, 12 and 13 and real-obelisk-formats, produced by
+``tests/golden/corpus_answers.json`` holds every situation's answer as the provider at evidence2 fbee4e2 gave
+it: main cf1f75b plus the evidence work (issue 11) and none of issue 13's commits, so the answers are those of
+the evidence the provider gives today, read the way it was read before the cost work: the corpus at seeds 11, 12 and 13 and real-obelisk-formats, produced by
 ``tools/corpus_answers.py`` run with that install's python. This test recomputes every answer with this tree,
 normalised by the same function (which drops only what varies between two runs of the same code, plus the
 freshness counters issue 13 defines differently: listed in ``tools/corpus_answers.py``), and compares them
@@ -43,14 +44,14 @@ def _compare(name: str, now: dict[str, dict[str, Any]]) -> None:
     before = _golden()["sets"][name]
     assert sorted(now) == sorted(before), f"{name}: the situations differ"
     differing = [sid for sid in sorted(before) if now[sid] != before[sid]]
-    assert not differing, (f"{name}: {len(differing)} answers differ from main cf1f75b's, first "
+    assert not differing, (f"{name}: {len(differing)} answers differ from evidence2 fbee4e2's, first "
                            f"{differing[0]}:\nbefore {json.dumps(before[differing[0]], sort_keys=True)}\n"
                            f"now    {json.dumps(now[differing[0]], sort_keys=True)}")
 
 
 def test_the_golden_file_is_the_before_install_s() -> None:
     document = _golden()
-    assert document["produced_by"].startswith("main cf1f75b")
+    assert document["produced_by"].startswith("evidence2 fbee4e2")
     assert set(document["sets"]) == {"corpus-seed-11", "corpus-seed-12", "corpus-seed-13", "real-obelisk-formats"}
     # Every set is answered in full: non-trivial answers, items with snippets, negatives included.
     for name, answers in document["sets"].items():

@@ -9,8 +9,10 @@ evaluation runner asks it (same config, limits and request), and writes each ans
 
 It uses only what the provider had before issue 13 (``build_corpus``, the evaluation runner's request and
 config, ``digest.ensure_key``, ``service.answer``), so the same script run by the "before" install's python
-(``/work/wt-before/.venv/bin/python tools/corpus_answers.py --out ...``) produced
-``tests/golden/corpus_answers.json``, and ``tests/test_corpus_answers.py`` recomputes it with this tree and
+(a worktree of evidence2 fbee4e2, main cf1f75b plus the evidence work and no issue-13 commit:
+``git worktree add ../wt-before fbee4e2``, its own ``.venv``, then ``../wt-before/.venv/bin/python
+tools/corpus_answers.py --formats ../shared/real-obelisk-formats --label "evidence2 fbee4e2 ..." --out ...``)
+produced ``tests/golden/corpus_answers.json``, and ``tests/test_corpus_answers.py`` recomputes it with this tree and
 compares exactly.
 
 Normalised away, and only these, because they vary legitimately between two runs of the same code:
