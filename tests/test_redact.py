@@ -155,6 +155,16 @@ def test_each_kind_is_caught(kind: str, text: str, secret: str) -> None:
     assert dict(result.counts) == {kind: 1}
 
 
+@pytest.mark.parametrize("glue", ["(`", "(", "`", ",", ")"])
+def test_a_cookie_header_glued_to_another_is_a_header_of_its_own(glue: str) -> None:
+    """Found by Hypothesis: ``Set-Cookie: a=X(`Set-Cookie: b=Y`` left Y shown, as the first value ran on."""
+    other = FAKE_SESSION[::-1]
+    for second in ("Set-Cookie: b=", "Cookie: b="):
+        result = redact(f" Set-Cookie: a={FAKE_SESSION}{glue}{second}{other} ")
+        assert FAKE_SESSION not in result.text and other not in result.text, result.text
+        assert dict(result.counts) == {"cookie": 2}
+
+
 def test_required_kinds_are_declared() -> None:
     required = {
         "aws_access_key", "aws_secret", "github_token", "gitlab_token", "slack_token", "stripe_key",

@@ -453,7 +453,8 @@ _RULES = (
         group="value",
         accept=_accept_password,
     ),
-    # Cookie: a=1; b=2 (every value); Set-Cookie: a=1; Path=/ (the value, attributes kept).
+    # Cookie: a=1; b=2 (every value); Set-Cookie: a=1; Path=/ (the value, attributes kept; a second header glued
+    # on with punctuation, `Set-Cookie: a=X(Set-Cookie: b=Y`, is a header of its own).
     _rule(
         "cookie",
         r"""(?<![A-Za-z0-9_-])(?i:cookie)\\?["']?[ \t]*:[ \t]*\\?["']?(?P<v>[^\r\n\t"'\\]{8,}+)""",
@@ -463,7 +464,9 @@ _RULES = (
     ),
     _rule(
         "cookie",
-        r"""(?<![A-Za-z0-9_-])(?i:set-cookie)\\?["']?[ \t]*:[ \t]*\\?["']?[^=;\s"'\\]{1,100}+=(?P<v>[^;\s"'\\]++)""",
+        r"""(?<![A-Za-z0-9_-])(?i:set-cookie)\\?["']?[ \t]*:[ \t]*\\?["']?[^=;\s"'\\]{1,100}+="""
+        # The value ends where another cookie header starts: one finditer pass never matches inside a match.
+        r"""(?P<v>(?:(?!(?i:(?:set-)?cookie)\\?["']?[ \t]*:)[^;\s"'\\])++)""",
         ("set-cookie",),
         group="v",
         accept=_accept_cookie,
