@@ -107,8 +107,6 @@ def strip_roots(text: str, roots: Iterable[str]) -> str:
     root ``/`` removes the leading slash of a path, not every slash.
     """
     bases = _bases(roots)
-    if not bases:
-        return text
     return _PATH_TOKEN.sub(lambda m: _shown(m.group(0), bases), text)
 
 

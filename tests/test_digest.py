@@ -186,3 +186,27 @@ def test_the_provider_id_is_spelled_once() -> None:
     spelled = [path for path in (REPO / "provider").rglob("*.py")
                for _ in range(path.read_text(encoding="utf-8").count('"obelisk-session-evidence"'))]
     assert [p.relative_to(REPO).as_posix() for p in spelled] == ["provider/_version.py"]
+
+
+def test_an_absent_optional_field_is_left_out_of_the_result_and_its_digest() -> None:
+    """RFC §5 writes ``message_ref?: string``: an item with no message, time or branch carries no such key
+    (never ``null``), in the envelope's result and in the JSON its ``result_digest`` is taken over."""
+    from obelisk_session_evidence.bounding.receipt import build_receipt, result_json
+    from obelisk_session_evidence.contract.models import HistoricalEvidenceResultV0
+
+    result = HistoricalEvidenceResultV0.model_validate({
+        "schema_version": "historical_evidence_result_v0", "request_id": "r", "provider_id":
+        "obelisk-session-evidence", "provider_version": "0", "index_revision": "obx1-x",
+        "scope_applied": {"agent_id": "a", "project_id": "p", "repository_id": "r", "cross_agent_used": False},
+        "freshness": "fresh", "truncated": False, "omitted_count": 0,
+        "items": [{"session_ref": "s1", "evidence_type": "summary", "snippet": "a title"},
+                  {"session_ref": "s2", "message_ref": "m2", "evidence_type": "decision", "snippet": "b",
+                   "observed_at": "2026-01-01T00:00:00Z", "revision_ref": "main"}]})
+    wire = result_json(result)
+    assert wire["items"][0] == {"session_ref": "s1", "evidence_type": "summary", "snippet": "a title"}
+    assert set(wire["items"][1]) == {"session_ref", "message_ref", "evidence_type", "snippet", "observed_at",
+                                     "revision_ref"}
+    key = DigestKey(b"k" * 32)
+    receipt = build_receipt(result, scope_basis={}, query_basis={}, key=key)
+    assert receipt.result_digest == key.of(wire)
+    assert b"null" not in canonical_json(wire)

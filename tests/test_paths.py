@@ -3,10 +3,12 @@ the freshness walk and the repository-relative display of paths."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from obelisk_session_evidence.paths import (
@@ -105,6 +107,35 @@ def test_roots_decide_by_real_path_and_bind_every_spelling(tmp_path: Path) -> No
     stored = Roots.of([str(alias)], ["/somewhere/else"])
     assert stored.real_paths == ("/somewhere/else",) and not stored.contains(str(repo))
     assert "/somewhere/else" in stored.spellings and str(alias) in stored.spellings
+
+
+def test_roots_of_takes_any_iterable_and_contains_decides_once_per_instance(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    link = repo / "link"
+    link.symlink_to(repo / "src")
+    real_repo = os.path.realpath(repo)
+    # A generator of spellings is read once and still gives both the spelling and the real path.
+    roots = Roots.of(spelling for spelling in [f"{repo}/"])
+    assert roots.spellings == (real_repo,) and roots.real_paths == (real_repo,)
+    # A recorded value that is not a string (a JSON list, a number) is outside, never an error.
+    for odd in (["/x"], {"p": 1}, 3, None):
+        assert roots.contains(odd) is False
+    # One instance serves one request: a path is resolved once, so a symlink retargeted in between does not
+    # change that request's answer; a new instance (the next request) sees the new target.
+    assert roots.contains(str(link))
+    link.unlink()
+    link.symlink_to(tmp_path / "outside")
+    assert roots.contains(str(link))
+    assert not Roots.of([str(repo)]).contains(str(link))
+    # What was resolved is neither part of equality nor of the repr (recorded paths stay out of messages),
+    # and the roots of a request cannot be changed once made.
+    fresh = Roots.of([f"{repo}/"])
+    assert roots == fresh and str(link) not in repr(roots)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        roots.real_paths = ("/",)  # type: ignore[misc]
+    assert roots.real_paths == (real_repo,)
 
 
 def test_relative_to_roots_follows_the_boundary_rules() -> None:
