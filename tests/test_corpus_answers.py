@@ -2,11 +2,11 @@
 
 ``tests/golden/corpus_answers.json`` holds every situation's answer as the provider at evidence2 fbee4e2 gave
 it: main cf1f75b plus the evidence work (issue 11) and none of issue 13's commits, so the answers are those of
-the evidence the provider gives today, read the way it was read before the cost work: the corpus at seeds 11,
-12 and 13 and real-obelisk-formats, produced by ``tools/corpus_answers.py`` run with that install's python. This test recomputes every answer with this tree,
-normalised by the same function (which drops only what varies between two runs of the same code, plus the
-freshness counters issue 13 defines differently: listed in ``tools/corpus_answers.py``), and compares them
-exactly, situation by situation.
+the evidence the provider gives today, read the way it was read before the cost work. The sets are the corpus
+at seeds 11, 12 and 13 and real-obelisk-formats, produced by ``tools/corpus_answers.py`` run with that
+install's python. This test recomputes every answer with this tree, normalised by the same function (which
+drops only what varies between two runs of the same code, plus the freshness counters issue 13 defines
+differently: listed in ``tools/corpus_answers.py``), and compares them exactly, situation by situation.
 """
 
 from __future__ import annotations
