@@ -116,7 +116,10 @@ def test_roots_of_takes_any_iterable_and_contains_decides_once_per_instance(tmp_
     link = repo / "link"
     link.symlink_to(repo / "src")
     real_repo = os.path.realpath(repo)
+    alias = tmp_path / "alias"
+    alias.symlink_to(repo)
     # A generator of spellings is read once and still gives both the spelling and the real path.
+    assert Roots.of(spelling for spelling in [str(alias)]).spellings == (str(alias), real_repo)
     roots = Roots.of(spelling for spelling in [f"{repo}/"])
     assert roots.spellings == (real_repo,) and roots.real_paths == (real_repo,)
     # A recorded value that is not a string (a JSON list, a number) is outside, never an error.
