@@ -234,7 +234,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
           until: str = NO_UPPER_BOUND) -> _Read:
     from .index.revision import index_revision
     from .index.schema_verdict import schema_verdict
-    from .index.scope_state import read_marker_rows, read_scope_rows, since_bucket
+    from .index.scope_state import read_marker_rows, read_scope_rows, read_scope_set, since_bucket
     from .retrieval.templates import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
@@ -274,12 +274,14 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                         scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None,
                         until=until)
     scope_empty = False
-    if not run.hits and scope_runnable:
-        # Nothing found: say whether the scope itself matches any session at all (any time, before ``until``),
-        # so a wrong --source or --root is not mistaken for "no history".
-        from .retrieval.engine import scope_sessions
-
-        ever, _ = scope_sessions(snap, scope_sql, sources=scope.sources, roots=roots, since="", until=until)
+    if not run.hits and scope_runnable and not (scope_set and scope_set.ids):
+        # Nothing found and no session active in the window: say whether the scope matches any session at all
+        # (any time, before ``until``), so a wrong --source or --root is not mistaken for "no history". A
+        # session active in the window already answers that, with no second read of ``sessions``.
+        ever = memo.get(("scope-ever", scope_sql.digest, tuple(scope.sources), roots.spellings,
+                         roots.real_paths, until),
+                        lambda: read_scope_set(snap, scope_sql, sources=scope.sources, roots=roots, since="",
+                                               until=until).ids)
         scope_empty = not ever
     markers = memo.get(("markers",), lambda: read_marker_rows(snap))
     revision = memo.get(("revision", verdict.schema_cookie, snap.mode),

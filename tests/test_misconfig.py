@@ -70,6 +70,24 @@ def test_scope_matching_no_session_is_a_named_degradation(fixture: tuple[Path, d
     assert scope["sessions_in_index"] > 0 and scope["degradations"] == []
 
 
+
+@pytest.mark.parametrize("recency_days", [36500, 1])
+def test_a_scope_with_sessions_but_no_hit_is_not_flagged(fixture: tuple[Path, dict[str, Any]], tmp_path: Path,
+                                                         recency_days: int) -> None:
+    """No item is not "no session": with sessions in the window (read once, the scope set) and with every
+    session older than the window (the scope then read again over all time), nothing is flagged."""
+    db, manifest = fixture
+    config = write_config(tmp_path / "c.json", [scope_entry(AGENT, "demo", "alpha-svc", ["claude"],
+                                                            [manifest["repos"]["alpha-svc"]])],
+                          transcript_homes=[manifest["home"]], recency_days=recency_days)
+    request = json.dumps(make_request(
+        scope={"agent_id": AGENT, "project_id": "demo", "repository_id": "alpha-svc",
+               "allow_cross_agent": False, "allow_cross_project": False},
+        evidence_types=["prior_failure"], query_terms=["zqxjkvwy"])).encode()
+    envelope = answer(request, db_path=db, config_path=config).envelope
+    assert envelope["outcome"] == "ok" and envelope["result"]["items"] == []
+    assert "scope_matches_no_session" not in envelope["provider_meta"]["degradations"]
+
 def test_missing_homes_give_unknown_with_the_reason(fixture: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     db, manifest = fixture
     root = manifest["repos"]["alpha-svc"]
