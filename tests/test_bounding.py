@@ -138,3 +138,61 @@ def test_canonical_json_and_digest_are_stable() -> None:
 ])
 def test_command_text(name: str, raw: str, expected: str) -> None:
     assert command_text(name, raw) == expected
+
+
+def test_every_item_keeps_its_refs_and_leaves_an_absent_one_absent() -> None:
+    """What a candidate carries reaches its item unchanged (message, time, branch); what it lacks stays out
+    (RFC ``?:`` fields are absent, never null), whichever of the three is missing."""
+    full = _cand("s1", "m1", "one", score=4)
+    bare = Candidate(evidence_type="summary", session_ref="s2", message_ref=None, observed_at=None,
+                     revision_ref=None, text="two", score=3, sidechain=False, fold_key="summary|two")
+    parts = [Candidate(evidence_type="decision", session_ref=f"s{3 + i}", text=f"part {i}", score=2 - i / 10,
+                       sidechain=False, fold_key=f"decision|{i}",
+                       message_ref="m" if i == 0 else None, observed_at="2026-10-02T00:00:00Z" if i == 1 else None,
+                       revision_ref="dev" if i == 2 else None) for i in range(3)]
+    report = bound(fold([full, bare, *parts]), _limits(), fetch_ceiling_reached=False)
+    dumped = {i.session_ref: i.model_dump(exclude_none=True) for i in report.items}
+    assert dumped["s1"] == {"session_ref": "s1", "message_ref": "m1", "evidence_type": "prior_failure",
+                            "observed_at": "2026-10-01T00:00:00Z", "revision_ref": "main", "snippet": "one"}
+    assert dumped["s2"] == {"session_ref": "s2", "evidence_type": "summary", "snippet": "two"}
+    assert dumped["s3"] == {"session_ref": "s3", "message_ref": "m", "evidence_type": "decision", "snippet": "part 0"}
+    assert dumped["s4"] == {"session_ref": "s4", "observed_at": "2026-10-02T00:00:00Z", "evidence_type": "decision",
+                            "snippet": "part 1"}
+    assert dumped["s5"] == {"session_ref": "s5", "revision_ref": "dev", "evidence_type": "decision",
+                            "snippet": "part 2"}
+
+
+def test_the_report_counts_folded_occurrences_and_composition_redactions() -> None:
+    empty = bound([], _limits(), fetch_ceiling_reached=False)
+    assert (empty.items, empty.omitted_count, empty.truncated, empty.snippets_cut, dict(empty.redactions),
+            empty.folded_occurrences, empty.total_chars) == ([], 0, False, 0, {}, 0, 0)
+    cands = [_cand("s1", f"m{i}", "boom", when=f"2026-10-0{i}") for i in range(1, 4)]
+    composed = Candidate(evidence_type="decision", session_ref="s2", message_ref="d", observed_at=None,
+                         revision_ref=None, text="chose [REDACTED:jwt]", score=1, sidechain=False,
+                         fold_key="decision|d", redactions=(("jwt", 2),))
+    report = bound(fold([*cands, composed]), _limits(), fetch_ceiling_reached=False)
+    assert report.folded_occurrences == 2  # three occurrences in s1 folded into one item
+    assert dict(report.redactions) == {"jwt": 2}  # made while composing the text, counted with the rest
+    assert report.total_chars == sum(len(i.snippet) for i in report.items)
+
+
+def test_cut_snippet_keeps_the_limit_and_cuts_at_a_boundary_only_past_half_the_room() -> None:
+    # A one-character budget holds the marker alone: never a character of text plus the marker.
+    assert cut_snippet("abc", 1) == (ELLIPSIS, True)
+    assert cut_snippet("ab", 2) == ("ab", False) and cut_snippet("abc", 2) == ("a" + ELLIPSIS, True)
+    # Limit 21: 20 characters of room, half of it 10. A boundary past half the room is where the cut goes;
+    # one at half the room or before it would waste the budget, so the cut is hard there.
+    for space_at, expected in ((15, "a" * 15 + " "), (11, "a" * 11 + " "), (10, "a" * 10 + " " + "b" * 9),
+                               (8, "a" * 8 + " " + "b" * 11)):
+        text = "a" * space_at + " " + "b" * 30
+        assert cut_snippet(text, 21) == (expected + ELLIPSIS, True), space_at
+
+
+def test_the_best_item_of_each_session_is_placed_first_and_a_budget_filled_exactly_keeps_all() -> None:
+    cands = [_cand("busy", str(i), f"text {i}", score=5) for i in range(10)] + [_cand("quiet", "q", "x", score=1)]
+    report = bound(fold(cands), _limits(items=3), fetch_ceiling_reached=False)
+    assert [i.message_ref for i in report.items] == ["0", "1", "q"]  # busy's best two, then quiet's
+    exact = [_cand("s1", "1", "a" * 40, score=2), _cand("s2", "2", "b" * 60, score=1)]
+    report = bound(fold(exact), _limits(total=100), fetch_ceiling_reached=False)
+    assert [i.snippet for i in report.items] == ["a" * 40, "b" * 60] and report.omitted_count == 0
+    assert not report.truncated
