@@ -196,3 +196,32 @@ def test_the_best_item_of_each_session_is_placed_first_and_a_budget_filled_exact
     report = bound(fold(exact), _limits(total=100), fetch_ceiling_reached=False)
     assert [i.snippet for i in report.items] == ["a" * 40, "b" * 60] and report.omitted_count == 0
     assert not report.truncated
+
+
+SPECIFIC_FIRST = ["prior_failure", "file_history", "decision", "summary", "tool_outcome"]
+
+
+@pytest.mark.parametrize(("better", "worse"), [(a, b) for i, a in enumerate(SPECIFIC_FIRST)
+                                               for b in SPECIFIC_FIRST[i + 1:]])
+def test_a_row_reached_by_two_templates_is_shown_once_under_its_most_specific_type(better: str,
+                                                                                  worse: str) -> None:
+    for order in ((better, worse), (worse, better)):
+        # The less specific reading even ranks higher: the type decides, not the score.
+        cands = [_cand("s1", "m1", f"as {etype}", etype=etype, score=9 if etype == worse else 1) for etype in order]
+        [only] = fold(cands)
+        assert (only.item.evidence_type, only.item.text, only.occurrences) == (better, f"as {better}", 1), order
+
+
+def test_evidence_without_a_message_is_never_taken_for_the_same_row() -> None:
+    def summary(text: str) -> Candidate:
+        return Candidate(evidence_type="summary", session_ref="s1", message_ref=None, observed_at=None,
+                         revision_ref=None, text=text, score=1, sidechain=False, fold_key=f"summary|{text}")
+
+    assert sorted(f.item.text for f in fold([summary("title"), summary("away summary")])) == ["away summary",
+                                                                                             "title"]
+
+
+def test_ties_within_one_session_are_ordered_by_message_then_kept_in_that_order() -> None:
+    cands = [_cand("s1", ref, f"text {ref}") for ref in ("m3", "m1", "m2")]
+    for given in (cands, list(reversed(cands))):
+        assert [f.item.message_ref for f in fold(given)] == ["m1", "m2", "m3"]

@@ -65,14 +65,11 @@ def fold(candidates: Sequence[Candidate]) -> list[Folded]:
     sessions_of: dict[str, set[str]] = {}
     for session_ref, key in groups:
         sessions_of.setdefault(key, set()).add(session_ref)
+    # The groups were made in rank order, so their heads (each group's first member) are in rank order too.
     folded: list[Folded] = []
     for (_, key), members in groups.items():
-        head = members[0]
         sessions = len(sessions_of[key])
-        label = _label(len(members), sessions)
-        if label:
-            head = replace(head, text=label + head.text)
+        head = replace(members[0], text=_label(len(members), sessions) + members[0].text)
         folded.append(Folded(head, len(members), sessions))
-    folded.sort(key=lambda f: _order_key(f.item))
     by_item = {id(f.item): f for f in folded}
     return [by_item[id(item)] for item in place_after_failures([f.item for f in folded])]
