@@ -223,5 +223,5 @@ def test_evidence_without_a_message_is_never_taken_for_the_same_row() -> None:
 
 def test_ties_within_one_session_are_ordered_by_message_then_kept_in_that_order() -> None:
     cands = [_cand("s1", ref, f"text {ref}") for ref in ("m3", "m1", "m2")]
-    for given in (cands, list(reversed(cands))):
-        assert [f.item.message_ref for f in fold(given)] == ["m1", "m2", "m3"]
+    for ordering in (cands, list(reversed(cands))):
+        assert [f.item.message_ref for f in fold(ordering)] == ["m1", "m2", "m3"]
