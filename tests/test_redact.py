@@ -143,6 +143,12 @@ CASES: list[tuple[str, str, str]] = [
     ("vault_token", f"VAULT_TOKEN={FAKE_VAULT}", FAKE_VAULT),
     ("gcp_private_key_id", f'"private_key_id": "{FAKE_GCP_KEY_ID}"', FAKE_GCP_KEY_ID),
     ("cookie", f"Set-Cookie: sid={FAKE_SESSION}; Path=/", FAKE_SESSION),
+    # Literal values that look like code (a dot, no digit) are still secrets when quoted or not identifiers.
+    ("password_assignment", "password=Summer.Breeze!", "Summer.Breeze!"),
+    ("password_assignment", '"password": "Summer.Breeze"', "Summer.Breeze"),
+    # A generic secret of letters and digits only, and one of letters and punctuation only.
+    ("generic_secret_assignment", "api_key=abcdefgh12345678", "abcdefgh12345678"),
+    ("generic_secret_assignment", "api_key=AbCdEfGhIjKl-MnOpQr", "AbCdEfGhIjKl-MnOpQr"),
     ("high_entropy_token", f"key is {FAKE_RANDOM} ok", FAKE_RANDOM),
 ]
 
@@ -288,6 +294,21 @@ NOT_SECRETS = [
     "jwt.exceptions.ExpiredSignatureError: Signature has expired",
     '  File "/usr/lib/python3.11/site-packages/jwt/api_jwt.py", line 210, in decode',
     "psql postgresql://postgres@localhost/db",
+    # Each of these is left alone by one acceptance rule of its own (placeholders, code references, paths,
+    # masks, short cookie values): a rule that stopped holding would redact it.
+    "password = prompt_user()",
+    'DB_PASSWORD="********"',
+    "password=xxxxxxxx",
+    "SECRET=/run/secrets/db_password_2024",
+    "api_key=./keys/dev_2024_api.key",
+    "pass it as bearer ./secrets/deploy/token_v2.txt",
+    "curl -u admin: https://example.com",
+    "curl -u admin:$PASS https://example.com",
+    "Set-Cookie: ver=a1b2; Path=/",
+    "Cookie: sid=<session-id-1>",
+    "password=api_key=",
+    "/srv/App1/Build2/Cache3/Data4/Env5/Files6/Git7/Home8/Inc9/Jar0\n"
+    "/opt/Kit1/Lib2/Mod3/Node4/Opt5/Pkg6/Que7/Run8/Src9/Tmp0/Usr1",
     "",
     "日本語のテキスト 🚀 and emoji",
 ]

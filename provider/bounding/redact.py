@@ -116,11 +116,9 @@ def _value_text(m: re.Match[str]) -> tuple[str, bool]:
 
 def _is_placeholder_value(value: str) -> bool:
     s = value.strip()
-    if not s:
-        return True
     if s.startswith(("$", "%(", "%{", "%s", "{{", "{%", "<", "[REDACTED:", "#{", "@{")):
         return True
-    if set(s) <= _MASK_CHARS:
+    if set(s) <= _MASK_CHARS:  # also the empty value
         return True
     return s.lower() in _NON_SECRET_WORDS
 
@@ -579,8 +577,6 @@ def _resolve(found: list[_Candidate]) -> list[_Candidate]:
 
 def _outside(spans: list[tuple[int, int]], starts: list[int], start: int, end: int) -> list[tuple[int, int]]:
     """The parts of [start, end) outside the sorted, disjoint ``spans`` (existing placeholders)."""
-    if not spans:
-        return [(start, end)]
     pieces: list[tuple[int, int]] = []
     i = max(bisect.bisect_right(starts, start) - 1, 0)
     cur = start
@@ -628,8 +624,6 @@ def _redact_once(text: str) -> tuple[str, dict[str, int]]:
             out.append(placeholder(kind))
             pos = e
         counts[kind] = counts.get(kind, 0) + 1
-    if not counts:
-        return text, counts
     out.append(text[pos:])
     return "".join(out), counts
 
