@@ -307,6 +307,10 @@ NOT_SECRETS = [
     "Set-Cookie: ver=a1b2; Path=/",
     "Cookie: sid=<session-id-1>",
     "password=api_key=",
+    "Sending it as bearer InvalidCredentialsException",
+    "a3f5" * 16 + "\n" + "0b9e" * 16 + "\n",
+    "git clone https://deploy:${GIT_TOKEN}@github.com/org/repo.git",
+    "htpasswd -bc .htpasswd admin $ADMIN_PASSWORD",
     "/srv/App1/Build2/Cache3/Data4/Env5/Files6/Git7/Home8/Inc9/Jar0\n"
     "/opt/Kit1/Lib2/Mod3/Node4/Opt5/Pkg6/Que7/Run8/Src9/Tmp0/Usr1",
     "",
@@ -385,6 +389,12 @@ def test_result_is_frozen_and_counts_read_only() -> None:
         result.text = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
         result.counts["jwt"] = 1  # type: ignore[index]
+
+
+def test_a_secret_after_an_existing_placeholder_is_still_found() -> None:
+    result = redact("[REDACTED:jwt] and password=hunter2x")
+    assert result.text == "[REDACTED:jwt] and password=[REDACTED:password_assignment]"
+    assert dict(result.counts) == {"password_assignment": 1}
 
 
 def test_existing_placeholders_are_kept_and_not_counted() -> None:
