@@ -149,6 +149,8 @@ CASES: list[tuple[str, str, str]] = [
     # A generic secret of letters and digits only, and one of letters and punctuation only.
     ("generic_secret_assignment", "api_key=abcdefgh12345678", "abcdefgh12345678"),
     ("generic_secret_assignment", "api_key=AbCdEfGhIjKl-MnOpQr", "AbCdEfGhIjKl-MnOpQr"),
+    # A session id of lower case and digits only.
+    ("cookie", "Set-Cookie: sid=a1b2c3d4e5f6; Path=/", "a1b2c3d4e5f6"),
     ("high_entropy_token", f"key is {FAKE_RANDOM} ok", FAKE_RANDOM),
 ]
 
