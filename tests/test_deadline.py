@@ -82,6 +82,11 @@ def large_db() -> tuple[Path, dict[str, Any]]:
     return db, manifest
 
 
+#: The warm-up requests only fill caches (a page cache the VM has reclaimed is read from disk again), so they
+#: get the config's ceiling; the deadline under test is DEADLINE_MS.
+WARM_DEADLINE_MS = 60000
+
+
 def _big_config(path: Path, manifest: dict[str, Any], deadline_ms: int) -> Path:
     big = manifest["projects"]["big"]["root"]
     return write_config(path, [scope_entry("claude-main", "acme", "acme-api", ["claude", "codex"], [big])],
@@ -93,7 +98,7 @@ def test_common_terms_on_200k_messages_time_out_typed_and_on_time(large_db: tupl
     db, manifest = large_db
     common = manifest["terms"]["common"]["term"]
     config = _big_config(tmp_path / "c.json", manifest, DEADLINE_MS)
-    warm = _big_config(tmp_path / "warm.json", manifest, 5000)
+    warm = _big_config(tmp_path / "warm.json", manifest, WARM_DEADLINE_MS)
     rare = json.dumps(make_request(query_terms=[manifest["terms"]["rare"]["term"]])).encode()
     # Warm-up: lazy imports (sqlglot, pydantic models, templates) and the OS page cache, as in a served process.
     warmed = answer(rare, db_path=db, config_path=warm).envelope
@@ -257,7 +262,7 @@ POST_READ_OVERSHOOT_MS = 100
 def test_deadline_covers_the_work_after_the_reads(large_db: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     db, manifest = large_db
     config = _big_config(tmp_path / "c.json", manifest, POST_READ_DEADLINE_MS)
-    warm = _big_config(tmp_path / "warm.json", manifest, 5000)
+    warm = _big_config(tmp_path / "warm.json", manifest, WARM_DEADLINE_MS)
     common = manifest["terms"]["common"]["term"]
     asks = [
         make_request(query_terms=common_terms(common), evidence_types=ALL_TYPES,
