@@ -31,7 +31,7 @@ from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow
-from .index.scope_state import ScopeSet
+from .index.scope_state import ScopeRows, ScopeSet
 from .retrieval.engine import FETCH_CEILING, NO_UPPER_BOUND, RunReport, run_templates, substring_scan_planned
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
@@ -234,7 +234,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
           until: str = NO_UPPER_BOUND) -> _Read:
     from .index.revision import index_revision
     from .index.schema_verdict import schema_verdict
-    from .index.scope_state import read_marker_rows, read_scope_rows, read_scope_set, since_bucket
+    from .index.scope_state import read_marker_rows, read_scope_rows, since_bucket
     from .retrieval.templates import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
@@ -262,11 +262,15 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
     if substring_scan_planned(templates, terms, roots):
         # Said before the scan runs, so a request the deadline ends during the scan still discloses it.
         meta["degradations"] = [*terms.degradations, "cjk_substring_match"]
-    scope_set = memo.get(("scope", scope_sql.digest, tuple(scope.sources), roots.spellings, roots.real_paths,
-                          bucket, until),
-                         lambda: read_scope_rows(snap, scope_sql, sources=scope.sources, roots=roots,
-                                                 since=bucket, until=until)).active_since(since) \
-        if scope_runnable else None
+
+    def scope_rows(lower: str) -> ScopeRows:
+        """The scope template's rows from ``lower`` on, remembered per index state (``serve``)."""
+        return memo.get(("scope", scope_sql.digest, tuple(scope.sources), roots.spellings, roots.real_paths,
+                         lower, until),
+                        lambda: read_scope_rows(snap, scope_sql, sources=scope.sources, roots=roots, since=lower,
+                                                until=until))
+
+    scope_set = scope_rows(bucket).active_since(since) if scope_runnable else None
     run = run_templates(snap, templates, scope=scope_sql, sources=scope.sources, roots=roots, since=since,
                         terms=terms, tokenizer=tokenizer,
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
@@ -278,11 +282,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
         # Nothing found and no session active in the window: say whether the scope matches any session at all
         # (any time, before ``until``), so a wrong --source or --root is not mistaken for "no history". A
         # session active in the window already answers that, with no second read of ``sessions``.
-        ever = memo.get(("scope-ever", scope_sql.digest, tuple(scope.sources), roots.spellings,
-                         roots.real_paths, until),
-                        lambda: read_scope_set(snap, scope_sql, sources=scope.sources, roots=roots, since="",
-                                               until=until).ids)
-        scope_empty = not ever
+        scope_empty = not scope_rows("").active_since("").ids
     markers = memo.get(("markers",), lambda: read_marker_rows(snap))
     revision = memo.get(("revision", verdict.schema_cookie, snap.mode),
                         lambda: index_revision(snap, schema_cookie=verdict.schema_cookie, identity=snap.identity,
