@@ -734,3 +734,11 @@ def test_every_rule_compiles_and_none_is_compiled_at_import() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     assert out[0] == "0"  # nothing compiled by the import
     assert 0 < int(out[1]) < int(out[2])  # a snippet compiles only the rules its triggers call for
+
+
+def test_key_lines_holding_a_run_of_slashes_are_still_key_material() -> None:
+    """Found by Hypothesis: a key body line ending in ``/////`` was taken for a path and left in clear."""
+    first, second = "FAKE0" + "0" * 59, "FAKE0" + "0" * 54 + "/////"
+    result = redact(f" {first}\n{second} ")
+    assert first not in result.text and second not in result.text
+    assert dict(result.counts) == {"key_material": 1}

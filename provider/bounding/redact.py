@@ -200,9 +200,10 @@ def _accept_key_material(value: str, _m: re.Match[str]) -> bool:
     with upper case and digits (hex digests, all lower case, never qualify), 96+ characters in all."""
     _lower, upper, digit, _other = _char_classes(value)
     tokens = value.replace("\\n", " ").split()
-    # A path ("/home/me/src/...") is base64-alphabet too: a token that starts with "/" or is mostly
-    # slashes is not key material.
-    if any(token.startswith("/") or token.count("/") > 4 for token in tokens):
+    # A path ("/home/me/src/...", "src/app/lib/...") is base64-alphabet too: a token that starts with "/", or
+    # that has more than four slashes between non-empty parts, is not key material. Key bytes can hold a run
+    # of slashes ("...000/////"), a path never does.
+    if any(token.startswith("/") or (token.count("/") > 4 and "//" not in token) for token in tokens):
         return False
     return upper and digit and sum(ch.isalnum() for ch in value) >= 96
 
