@@ -15,18 +15,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ._version import PROVIDER_ID, PROVIDER_VERSION
 from .admission.admit import AdmittedRequest, admit
 from .admission.config import ProviderConfig, load_config
 from .admission.window import since_for
-from .contract.models import (
-    RESPONSE_SCHEMA,
-    EvidenceType,
-    Freshness,
-    HistoricalEvidenceResultV0,
-    ScopeApplied,
-)
 from .contract.parse import load_json_object, parse_request
+from .contract.wire import RESPONSE_SCHEMA, EvidenceItem, EvidenceType, Freshness
 from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
@@ -392,13 +385,13 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
 
 def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> dict[str, Any]:
     """Fail-open for the work lane: a typed empty result and a receipt with result_count 0."""
-    from .bounding.receipt import build_receipt, result_json
+    from .bounding.receipt import build_receipt
 
     result = _result(admitted, ctx.index_revision, ctx.freshness, [], truncated=False, omitted=0)
     receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
                             key=ctx.key)
-    return _envelope(admitted.request.request_id, "failed", error=err, result=result_json(result),
-                     receipt=receipt.model_dump(mode="json"), meta=ctx.meta)
+    return _envelope(admitted.request.request_id, "failed", error=err, result=result, receipt=receipt,
+                     meta=ctx.meta)
 
 
 def _scope_basis(admitted: AdmittedRequest) -> dict[str, Any]:
@@ -409,26 +402,18 @@ def _scope_basis(admitted: AdmittedRequest) -> dict[str, Any]:
 def _query_basis(admitted: AdmittedRequest) -> dict[str, Any]:
     request = admitted.request
     return {"trigger": request.trigger, "evidence_types": list(request.evidence_types),
-            "query_terms": list(request.query_terms), "limits": request.limits.model_dump(),
-            "revision": request.revision.model_dump(exclude_none=True) if request.revision else None}
+            "query_terms": list(request.query_terms), "limits": request.limits.as_dict(),
+            "revision": request.revision.as_dict() if request.revision else None}
 
 
-def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness, items: list[Any], *,
-            truncated: bool, omitted: int) -> HistoricalEvidenceResultV0:
+def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness, items: list[EvidenceItem], *,
+            truncated: bool, omitted: int) -> dict[str, Any]:
+    from .bounding.receipt import build_result
+
     scope = admitted.request.scope
-    return HistoricalEvidenceResultV0(
-        schema_version="historical_evidence_result_v0",
-        request_id=admitted.request.request_id,
-        provider_id=PROVIDER_ID,
-        provider_version=PROVIDER_VERSION,
-        index_revision=index_revision,
-        scope_applied=ScopeApplied(agent_id=scope.agent_id, project_id=scope.project_id,
-                                   repository_id=scope.repository_id, cross_agent_used=False),
-        freshness=freshness,
-        items=items,
-        truncated=truncated,
-        omitted_count=omitted,
-    )
+    return build_result(request_id=admitted.request.request_id, index_revision=index_revision,
+                        agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id,
+                        freshness=freshness, items=items, truncated=truncated, omitted_count=omitted)
 
 
 def _read_remembering(db_path: Path, work: Callable[[ReadSnapshot, _Memo], _Read], *, deadline: Deadline,
@@ -454,7 +439,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
                      until: str = NO_UPPER_BOUND) -> Response:
     from .bounding.bound import bound
     from .bounding.fold import fold
-    from .bounding.receipt import build_receipt, result_json
+    from .bounding.receipt import build_receipt
     from .retrieval.evidence import candidate
     from .retrieval.resolution import link_resolutions
 
@@ -467,7 +452,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     if admitted.request.revision is not None:
         from dataclasses import replace
 
-        unrevised = replace(admitted, request=admitted.request.model_copy(update={"revision": None}))
+        unrevised = replace(admitted, request=replace(admitted.request, revision=None))
         if since == since_for(unrevised, config, now_s):
             degradations.append("revision_unresolved")  # the recency window was used instead
     read, open_mode = _read_remembering(db_path, lambda snap, memo: _read(snap, admitted, since, template_dir,
@@ -514,8 +499,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         "elapsed_ms": round((time.monotonic() - started) * 1000.0, 1),
         "since": since[:10] if since else "",
     })
-    return Response(_envelope(admitted.request.request_id, "ok", result=result_json(result),
-                              receipt=receipt.model_dump(mode="json"), meta=ctx.meta), EXIT_CODES["ok"])
+    return Response(_envelope(admitted.request.request_id, "ok", result=result, receipt=receipt, meta=ctx.meta),
+                    EXIT_CODES["ok"])
 
 
 def _flatten_counts(detail: Mapping[str, object]) -> dict[str, int]:

@@ -12,7 +12,8 @@ from functools import cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from obelisk_session_evidence.contract.models import RESPONSE_SCHEMA, export_json_schema
+from obelisk_session_evidence.contract.models import export_json_schema
+from obelisk_session_evidence.contract.wire import RESPONSE_SCHEMA
 
 #: Envelopes validated in this process, by outcome and error code.
 CHECKED: Counter[str] = Counter()

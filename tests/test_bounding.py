@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from obelisk_session_evidence.bounding.bound import ELLIPSIS, bound, cut_snippet
 from obelisk_session_evidence.bounding.fold import fold
-from obelisk_session_evidence.contract.models import Limits
+from obelisk_session_evidence.contract.wire import Limits
 from obelisk_session_evidence.digest import canonical_json, content_digest
 from obelisk_session_evidence.retrieval.evidence import Candidate, command_text
 
@@ -113,7 +113,7 @@ def test_bounds_always_hold(rows: list[tuple[str, str, int]], sessions: int, ite
     assert sum(len(i.snippet) for i in report.items) <= total
     assert len(report.items) + report.omitted_count == len(folded)
     assert report.truncated == (report.omitted_count > 0 or report.snippets_cut > 0)
-    json.dumps([i.model_dump(mode="json") for i in report.items])
+    json.dumps([i.as_dict() for i in report.items])
 
 
 def test_cut_snippet_cuts_at_a_token_boundary() -> None:
@@ -151,7 +151,7 @@ def test_every_item_keeps_its_refs_and_leaves_an_absent_one_absent() -> None:
                        message_ref="m" if i == 0 else None, observed_at="2026-10-02T00:00:00Z" if i == 1 else None,
                        revision_ref="dev" if i == 2 else None) for i in range(3)]
     report = bound(fold([full, bare, *parts]), _limits(), fetch_ceiling_reached=False)
-    dumped = {i.session_ref: i.model_dump(exclude_none=True) for i in report.items}
+    dumped = {i.session_ref: i.as_dict() for i in report.items}
     assert dumped["s1"] == {"session_ref": "s1", "message_ref": "m1", "evidence_type": "prior_failure",
                             "observed_at": "2026-10-01T00:00:00Z", "revision_ref": "main", "snippet": "one"}
     assert dumped["s2"] == {"session_ref": "s2", "evidence_type": "summary", "snippet": "two"}

@@ -191,22 +191,21 @@ def test_the_provider_id_is_spelled_once() -> None:
 def test_an_absent_optional_field_is_left_out_of_the_result_and_its_digest() -> None:
     """RFC §5 writes ``message_ref?: string``: an item with no message, time or branch carries no such key
     (never ``null``), in the envelope's result and in the JSON its ``result_digest`` is taken over."""
-    from obelisk_session_evidence.bounding.receipt import build_receipt, result_json
+    from obelisk_session_evidence.bounding.receipt import build_receipt, build_result
     from obelisk_session_evidence.contract.models import HistoricalEvidenceResultV0
+    from obelisk_session_evidence.contract.wire import EvidenceItem
 
-    result = HistoricalEvidenceResultV0.model_validate({
-        "schema_version": "historical_evidence_result_v0", "request_id": "r", "provider_id":
-        "obelisk-session-evidence", "provider_version": "0", "index_revision": "obx1-x",
-        "scope_applied": {"agent_id": "a", "project_id": "p", "repository_id": "r", "cross_agent_used": False},
-        "freshness": "fresh", "truncated": False, "omitted_count": 0,
-        "items": [{"session_ref": "s1", "evidence_type": "summary", "snippet": "a title"},
-                  {"session_ref": "s2", "message_ref": "m2", "evidence_type": "decision", "snippet": "b",
-                   "observed_at": "2026-01-01T00:00:00Z", "revision_ref": "main"}]})
-    wire = result_json(result)
+    wire = build_result(request_id="r", index_revision="obx1-x", agent_id="a", project_id="p", repository_id="r",
+                        freshness="fresh", truncated=False, omitted_count=0,
+                        items=[EvidenceItem(session_ref="s1", evidence_type="summary", snippet="a title"),
+                               EvidenceItem(session_ref="s2", message_ref="m2", evidence_type="decision",
+                                            snippet="b", observed_at="2026-01-01T00:00:00Z", revision_ref="main")])
     assert wire["items"][0] == {"session_ref": "s1", "evidence_type": "summary", "snippet": "a title"}
     assert set(wire["items"][1]) == {"session_ref", "message_ref", "evidence_type", "snippet", "observed_at",
                                      "revision_ref"}
+    # the contract of record reads it back to the same JSON (nothing dropped, nothing null)
+    assert HistoricalEvidenceResultV0.model_validate(wire).model_dump(mode="json", exclude_none=True) == wire
     key = DigestKey(b"k" * 32)
-    receipt = build_receipt(result, scope_basis={}, query_basis={}, key=key)
-    assert receipt.result_digest == key.of(wire)
+    receipt = build_receipt(wire, scope_basis={}, query_basis={}, key=key)
+    assert receipt["result_digest"] == key.of(wire)
     assert b"null" not in canonical_json(wire)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contract.models import EvidenceType, HistoricalEvidenceRequestV0, Limits, Trigger
+from ..contract.wire import EvidenceType, Limits, Request, Trigger
 from ..errors import (
     InvalidQueryTerms,
     InvalidRequest,
@@ -29,14 +29,14 @@ STAGE_TRIGGERS: dict[int, frozenset[Trigger]] = {
 class AdmittedRequest:
     """What retrieval may read: exactly one enabled scope, and the request's bounded asks."""
 
-    request: HistoricalEvidenceRequestV0
+    request: Request
     scope: EnabledScope
     evidence_types: tuple[EvidenceType, ...]
     query_terms: tuple[str, ...]
     limits: Limits
 
 
-def _find_scope(request: HistoricalEvidenceRequestV0, config: ProviderConfig) -> EnabledScope:
+def _find_scope(request: Request, config: ProviderConfig) -> EnabledScope:
     asked = request.scope
     same_agent_project = [s for s in config.scopes
                           if s.agent_id == asked.agent_id and s.project_id == asked.project_id]
@@ -59,16 +59,16 @@ def _check_limits(limits: Limits, config: ProviderConfig) -> None:
             raise LimitOverCeiling(f"limits.{name} is above the provider ceiling of {ceiling}")
 
 
-def _check_terms(terms: list[str], config: ProviderConfig) -> tuple[str, ...]:
+def _check_terms(terms: tuple[str, ...], config: ProviderConfig) -> tuple[str, ...]:
     ceilings = config.ceilings
     if not terms or len(terms) > ceilings.max_query_terms:
         raise InvalidQueryTerms("query_terms must hold between 1 and max_query_terms terms")
     if any(len(term) > ceilings.max_term_chars for term in terms):
         raise InvalidQueryTerms("a query term is longer than max_term_chars")
-    return tuple(terms)
+    return terms
 
 
-def admit(request: HistoricalEvidenceRequestV0, config: ProviderConfig) -> AdmittedRequest:
+def admit(request: Request, config: ProviderConfig) -> AdmittedRequest:
     """Admit a validated request against the operator's config, or raise a typed rejection."""
     scope = _find_scope(request, config)
     if request.trigger not in STAGE_TRIGGERS[scope.stage]:

@@ -12,10 +12,9 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any, Literal
 
 from .._version import PROVIDER_ID
 from ..digest import ensure_key
@@ -27,29 +26,35 @@ APP_NAME = PROVIDER_ID
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class Ceilings(_Model):
+@dataclass(frozen=True, slots=True)
+class Ceilings:
     """Upper bounds no request may exceed (a request above one is rejected, naming it)."""
 
-    max_sessions: int = Field(default=50, ge=1, le=1000)
-    max_items: int = Field(default=50, ge=1, le=1000)
-    max_snippet_chars: int = Field(default=2000, ge=40, le=20000)
-    max_total_chars: int = Field(default=32000, ge=100, le=1_000_000)
-    max_query_terms: int = Field(default=16, ge=1, le=64)
-    max_term_chars: int = Field(default=200, ge=3, le=1000)
+    max_sessions: int = 50
+    max_items: int = 50
+    max_snippet_chars: int = 2000
+    max_total_chars: int = 32000
+    max_query_terms: int = 16
+    max_term_chars: int = 200
 
 
-class RepositoryIdentity(_Model):
+#: The range each ceiling may be configured to, inclusive.
+CEILING_RANGES: dict[str, tuple[int, int]] = {
+    "max_sessions": (1, 1000), "max_items": (1, 1000), "max_snippet_chars": (40, 20000),
+    "max_total_chars": (100, 1_000_000), "max_query_terms": (1, 64), "max_term_chars": (3, 1000),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryIdentity:
     kind: Literal["git", "directory"]
     root_commit: str | None = None
     remote_digests: tuple[str, ...] = ()
     worktrees: tuple[str, ...] = ()
 
 
-class QualificationRecord(_Model):
+@dataclass(frozen=True, slots=True)
+class QualificationRecord:
     report_digest: str
     passed: bool
     generated_at: str
@@ -59,7 +64,8 @@ class QualificationRecord(_Model):
     synthetic_accepted: bool = False
 
 
-class EnabledScope(_Model):
+@dataclass(frozen=True, slots=True)
+class EnabledScope:
     agent_id: str
     project_id: str
     repository_id: str
@@ -77,14 +83,130 @@ class EnabledScope(_Model):
         return Roots.of(self.roots, self.real_roots)
 
 
-class ProviderConfig(_Model):
+#: The range of each numeric setting, inclusive.
+SETTING_RANGES: dict[str, tuple[int, int]] = {
+    "deadline_ms": (50, 60000), "recency_days": (1, 36500), "revision_slack_days": (0, 3650),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
     config_version: Literal[1] = 1
-    deadline_ms: int = Field(default=2000, ge=50, le=60000)
-    recency_days: int = Field(default=365, ge=1, le=36500)
-    revision_slack_days: int = Field(default=7, ge=0, le=3650)
-    ceilings: Ceilings = Ceilings()
+    deadline_ms: int = 2000
+    recency_days: int = 365
+    revision_slack_days: int = 7
+    ceilings: Ceilings = field(default_factory=Ceilings)
     transcript_homes: tuple[str, ...] = ()
     scopes: tuple[EnabledScope, ...] = ()
+
+
+# --- reading the file: exact JSON types, known keys only, every number in its range ----------------------
+
+
+class _Bad(ValueError):
+    """The config does not validate (never carries its content)."""
+
+
+def _object(value: Any, required: tuple[str, ...], optional: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, dict) or not set(required) <= value.keys() or not value.keys() <= {*required,
+                                                                                               *optional}:
+        raise _Bad
+    return value
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Bad
+    return value
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Bad
+    return value
+
+
+def _int(value: Any, bounds: tuple[int, int]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
+        raise _Bad
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Bad
+    return value
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(_str(v) for v in _list(value))
+
+
+def _one_of(value: Any, allowed: tuple[Any, ...]) -> Any:
+    if isinstance(value, bool) or type(value) not in {type(a) for a in allowed} or value not in allowed:
+        raise _Bad
+    return value
+
+
+def _identity(value: Any) -> RepositoryIdentity | None:
+    if value is None:
+        return None
+    data = _object(value, ("kind",), ("root_commit", "remote_digests", "worktrees"))
+    commit = data.get("root_commit")
+    return RepositoryIdentity(kind=_one_of(data["kind"], ("git", "directory")),
+                              root_commit=None if commit is None else _str(commit),
+                              remote_digests=_strings(data.get("remote_digests", [])),
+                              worktrees=_strings(data.get("worktrees", [])))
+
+
+def _qualification(value: Any) -> QualificationRecord | None:
+    if value is None:
+        return None
+    data = _object(value, ("report_digest", "passed", "generated_at"), ("kind", "synthetic_accepted"))
+    return QualificationRecord(report_digest=_str(data["report_digest"]), passed=_bool(data["passed"]),
+                               generated_at=_str(data["generated_at"]),
+                               kind=_one_of(data.get("kind", "synthetic"), ("replay", "synthetic")),
+                               synthetic_accepted=_bool(data.get("synthetic_accepted", False)))
+
+
+def _scope(value: Any) -> EnabledScope:
+    data = _object(value, ("agent_id", "project_id", "repository_id", "sources", "roots"),
+                   ("real_roots", "stage", "enabled_at", "repository_identity", "qualification"))
+    return EnabledScope(agent_id=_str(data["agent_id"]), project_id=_str(data["project_id"]),
+                        repository_id=_str(data["repository_id"]), sources=_strings(data["sources"]),
+                        roots=_strings(data["roots"]), real_roots=_strings(data.get("real_roots", [])),
+                        stage=_one_of(data.get("stage", 1), (1, 2)), enabled_at=_str(data.get("enabled_at", "")),
+                        repository_identity=_identity(data.get("repository_identity")),
+                        qualification=_qualification(data.get("qualification")))
+
+
+def _ceilings(value: Any) -> Ceilings:
+    data = _object(value, (), tuple(CEILING_RANGES))
+    defaults = Ceilings()
+    return Ceilings(**{name: _int(data.get(name, getattr(defaults, name)), bounds)
+                       for name, bounds in CEILING_RANGES.items()})
+
+
+def config_from_json(value: Any) -> ProviderConfig:
+    """The config a JSON document describes, or :class:`ConfigInvalid` (naming nothing from the file)."""
+    try:
+        data = _object(value, (), ("config_version", "ceilings", "transcript_homes", "scopes", *SETTING_RANGES))
+        defaults = ProviderConfig()
+        scopes = _list(data.get("scopes", []))
+        return ProviderConfig(
+            config_version=_one_of(data.get("config_version", 1), (1,)),
+            ceilings=_ceilings(data.get("ceilings", {})),
+            transcript_homes=_strings(data.get("transcript_homes", [])),
+            scopes=tuple(_scope(s) for s in scopes),
+            **{name: _int(data.get(name, getattr(defaults, name)), bounds) for name, bounds in SETTING_RANGES.items()},
+        )
+    except _Bad:
+        raise ConfigInvalid from None
+
+
+def config_to_json(config: ProviderConfig) -> dict[str, Any]:
+    """The JSON document :func:`config_from_json` reads back to ``config``."""
+    return json.loads(json.dumps(asdict(config)))  # type: ignore[no-any-return]  # tuples become lists
 
 
 def default_config_path(env: Mapping[str, str]) -> Path:
@@ -140,9 +262,10 @@ def load_config(path: Path, *, must_exist: bool = False) -> ProviderConfig:
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigInvalid(f"the provider configuration is larger than {MAX_CONFIG_BYTES} bytes")
     try:
-        return ProviderConfig.model_validate_json(raw, strict=False)
-    except ValidationError:
+        document = json.loads(raw)
+    except (ValueError, RecursionError):  # also bad UTF-8, integers past the digit limit, deep nesting
         raise ConfigInvalid from None
+    return config_from_json(document)
 
 
 def save_config(path: Path, config: ProviderConfig) -> None:
@@ -152,7 +275,7 @@ def save_config(path: Path, config: ProviderConfig) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     ensure_key(path)
-    data = json.dumps(config.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    data = json.dumps(config_to_json(config), indent=2, sort_keys=True) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o600)

@@ -22,6 +22,7 @@ qualification required), 1 the config could not be read or written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -307,11 +308,9 @@ def _bind_repositories(draft: EnabledScope, *, include_worktrees: bool,
         identities.append(identity)
         bound.extend(extra)
     all_roots = tuple(dict.fromkeys(normalize_root(r) for r in bound))
-    scope = draft.model_copy(update={
-        "roots": all_roots,
-        "real_roots": tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
-        "repository_identity": _merge_identity(identities),
-    })
+    scope = dataclasses.replace(
+        draft, roots=all_roots, real_roots=tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
+        repository_identity=_merge_identity(identities))
     return scope, len(all_roots) - len(draft.roots)
 
 
@@ -374,15 +373,15 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
             # roots are bound under a throwaway key only to learn them (no replay report can match then).
             probe, _ = _bind_repositories(draft, include_worktrees=include_worktrees,
                                           key=existing or DigestKey(os.urandom(32)))
-            draft = draft.model_copy(update={"qualification": _qualification(
+            draft = dataclasses.replace(draft, qualification=_qualification(
                 qualification_report, agent_id=draft.agent_id, project_id=draft.project_id,
                 repository_id=draft.repository_id, sources=draft.sources, roots=probe.roots, key=existing,
-                accept_synthetic=accept_synthetic, max_age_days=max_report_age_days)})
+                accept_synthetic=accept_synthetic, max_age_days=max_report_age_days))
         digest_key = existing or _digest_key(config_path)  # made on the first enable; remote digests use it
         scope, worktrees_bound = _bind_repositories(draft, include_worktrees=include_worktrees, key=digest_key)
         key = _key(scope)
         scopes, replaced = _merged(config.scopes, scope, replace=replace)
-        _save(config_path, config.model_copy(update={"scopes": scopes}))
+        _save(config_path, dataclasses.replace(config, scopes=scopes))
     except _Refused as err:
         return _fail(out, err)
     summary = scope_summary(scope, digest_key)
@@ -409,7 +408,7 @@ def disable_scope(*, config_path: Path, agent_id: str, project_id: str, out: Tex
             what = "agent and project" if repository_id is None else "agent, project and repository"
             return _fail(out, _Refused("not_enabled", f"no enabled scope for this {what}"))
         kept = tuple(s for s in config.scopes if not chosen(s))
-        _save(config_path, config.model_copy(update={"scopes": kept}))
+        _save(config_path, dataclasses.replace(config, scopes=kept))
     except _Refused as err:
         return _fail(out, err)
     _emit(out, {"ok": True, "action": "disabled", "removed": [_ids(s) for s in removed],

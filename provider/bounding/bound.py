@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..contract.models import EvidenceItem, Limits
+from ..contract.wire import EvidenceItem, EvidenceType, Limits
 from .fold import Folded
 from .redact import redact
 
@@ -90,13 +90,7 @@ def bound(folded: Sequence[Folded], limits: Limits, *, fetch_ceiling_reached: bo
     return report
 
 
-def _item(evidence_type: str, session_ref: str, message_ref: str | None, observed_at: str | None, *,
+def _item(evidence_type: EvidenceType, session_ref: str, message_ref: str | None, observed_at: str | None, *,
           revision_ref: str | None, snippet: str) -> EvidenceItem:
-    data: dict[str, str] = {"session_ref": session_ref, "evidence_type": evidence_type, "snippet": snippet}
-    if message_ref is not None:
-        data["message_ref"] = message_ref
-    if observed_at is not None:
-        data["observed_at"] = observed_at
-    if revision_ref is not None:
-        data["revision_ref"] = revision_ref
-    return EvidenceItem.model_validate(data)
+    return EvidenceItem(session_ref=session_ref, evidence_type=evidence_type, snippet=snippet,
+                        message_ref=message_ref, observed_at=observed_at, revision_ref=revision_ref)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..contract.models import EVIDENCE_TYPES
+from ..contract.wire import EVIDENCE_TYPES
 from ..retrieval.evidence import Candidate
 from ..retrieval.resolution import place_after_failures
 

@@ -1,43 +1,61 @@
-"""The public, content-free receipt: counts, flags and keyed digests of the private result and its bases."""
+"""The private result and the public, content-free receipt, as the wire documents the envelope carries.
+
+Both are built as plain JSON values (``contract.models`` is their schema of record; every envelope the test
+suite produces is validated against it). The receipt holds counts, flags and keyed digests only.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-from .._version import PROVIDER_ID
-from ..contract.models import (
-    HistoricalEvidenceReceiptV0,
-    HistoricalEvidenceResultV0,
-)
+from .._version import PROVIDER_ID, PROVIDER_VERSION
+from ..contract.wire import RECEIPT_SCHEMA, RESULT_SCHEMA, EvidenceItem, Freshness
 from ..digest import DigestKey
 
 
-def result_json(result: HistoricalEvidenceResultV0) -> dict[str, Any]:
-    return result.model_dump(mode="json", exclude_none=True)
+def build_result(*, request_id: str, index_revision: str, agent_id: str, project_id: str, repository_id: str,
+                 freshness: Freshness, items: Sequence[EvidenceItem], truncated: bool,
+                 omitted_count: int) -> dict[str, Any]:
+    """``historical_evidence_result_v0``, fields in the contract's order (optional fields absent, never null)."""
+    return {
+        "schema_version": RESULT_SCHEMA,
+        "request_id": request_id,
+        "provider_id": PROVIDER_ID,
+        "provider_version": PROVIDER_VERSION,
+        "index_revision": index_revision,
+        "scope_applied": {"agent_id": agent_id, "project_id": project_id, "repository_id": repository_id,
+                          "cross_agent_used": False},
+        "freshness": freshness,
+        "items": [item.as_dict() for item in items],
+        "truncated": truncated,
+        "omitted_count": omitted_count,
+    }
 
 
-def build_receipt(result: HistoricalEvidenceResultV0, *, scope_basis: dict[str, Any],
-                  query_basis: dict[str, Any], key: DigestKey) -> HistoricalEvidenceReceiptV0:
+def build_receipt(result: dict[str, Any], *, scope_basis: dict[str, Any],
+                  query_basis: dict[str, Any], key: DigestKey) -> dict[str, Any]:
     """The receipt of ``result``. Every digest is keyed with the install's key (``provider/digest.py``):
     ``scope_digest`` over the scope basis, ``query_digest`` over the query basis, ``result_digest`` over the
     result's JSON exactly as the envelope carries it, ``index_revision_digest`` over the index revision."""
-    counts = Counter(item.evidence_type for item in result.items)
-    return HistoricalEvidenceReceiptV0(
-        schema_version="historical_evidence_receipt_v0",
-        request_id=result.request_id,
-        provider_id=PROVIDER_ID,
-        provider_version=result.provider_version,
-        index_revision_digest=key.of(result.index_revision),
-        scope_digest=key.of(scope_basis),
-        query_digest=key.of(query_basis),
-        result_digest=key.of(result_json(result)),
-        result_count=len(result.items),
-        evidence_type_counts=dict(sorted(counts.items())),
-        freshness=result.freshness,
-        truncated=result.truncated,
-        omitted_count=result.omitted_count,
-        grants_new_action_authority=False,
-        external_writes_performed=False,
-        raw_content_captured=False,
-    )
+    items = result["items"]
+    counts = Counter(str(item["evidence_type"]) for item in items)
+    return {
+        "schema_version": RECEIPT_SCHEMA,
+        "request_id": result["request_id"],
+        "provider_id": PROVIDER_ID,
+        "provider_version": result["provider_version"],
+        "index_revision_digest": key.of(result["index_revision"]),
+        "scope_digest": key.of(scope_basis),
+        "query_digest": key.of(query_basis),
+        "result_digest": key.of(result),
+        "result_count": len(items),
+        "evidence_type_counts": dict(sorted(counts.items())),
+        "freshness": result["freshness"],
+        "truncated": result["truncated"],
+        "omitted_count": result["omitted_count"],
+        "grants_new_action_authority": False,
+        "external_writes_performed": False,
+        "raw_content_captured": False,
+    }

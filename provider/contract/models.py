@@ -13,18 +13,16 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from .._version import ProviderId
 from ..errors import ERROR_CODES
-
-REQUEST_SCHEMA = "historical_evidence_request_v0"
-RESULT_SCHEMA = "historical_evidence_result_v0"
-RECEIPT_SCHEMA = "historical_evidence_receipt_v0"
-RESPONSE_SCHEMA = "historical_evidence_response_v0"
-
-Trigger = Literal[
-    "replan_repetition", "hypothesis_history_gap", "resume_or_handoff_gap", "operator_requested_history"
-]
-EvidenceType = Literal["prior_failure", "decision", "file_history", "tool_outcome", "summary"]
-Freshness = Literal["fresh", "stale", "incomplete", "unknown"]
-Outcome = Literal["ok", "failed", "rejected"]
+from .wire import (  # the literals are shared with the request path, which does not import pydantic
+    RECEIPT_SCHEMA,
+    REQUEST_SCHEMA,
+    RESPONSE_SCHEMA,
+    RESULT_SCHEMA,
+    EvidenceType,
+    Freshness,
+    Outcome,
+    Trigger,
+)
 
 
 def _require_bool(value: Any) -> Any:
@@ -36,10 +34,6 @@ def _require_bool(value: Any) -> Any:
 
 #: The JSON literal ``false`` and nothing else (not 0, not "false").
 FalseOnly = Annotated[Literal[False], BeforeValidator(_require_bool)]
-
-EVIDENCE_TYPES: tuple[EvidenceType, ...] = (
-    "prior_failure", "decision", "file_history", "tool_outcome", "summary",
-)
 
 
 class _Strict(BaseModel):

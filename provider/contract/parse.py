@@ -1,20 +1,17 @@
 """Turn untrusted request bytes into a validated request, or a typed rejection.
 
 The bytes are bounded before parsing, must be strict UTF-8, one JSON object without duplicate keys, nested no
-deeper than the contract needs, and then validate against the strict model. Rejection details name contract
+deeper than the contract needs, and then validate strictly (``contract.wire``). Rejection details name contract
 fields only; they never echo request content (an unknown key's name is request content, so it is not named).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..errors import CrossScopeRequested, InvalidRequest, MalformedJson, RequestTooLarge, UnknownField
-from .models import HistoricalEvidenceRequestV0
+from ..errors import MalformedJson, RequestTooLarge
+from .wire import Request, validate_request
 
 #: Largest request accepted, in bytes. A real request is well under 4 KiB.
 MAX_REQUEST_BYTES = 64 * 1024
@@ -87,45 +84,6 @@ def load_json_object(raw: bytes) -> dict[str, Any]:
     return value
 
 
-def parse_request(raw: bytes) -> HistoricalEvidenceRequestV0:
-    """Validate request bytes against the strict RFC v0 request model."""
-    data = load_json_object(raw)
-    return validate_request(data)
-
-
-def validate_request(data: dict[str, Any]) -> HistoricalEvidenceRequestV0:
-    try:
-        return HistoricalEvidenceRequestV0.model_validate(data, strict=True)
-    except ValidationError as exc:
-        raise _rejection_for(exc) from None
-
-
-_NULL_OPTIONAL = re.compile(r"optional field '([a-z_]+)' must be absent")
-
-
-def _path(loc: tuple[int | str, ...]) -> str:
-    """A dotted field path of the contract (list positions are dropped: they are not field names)."""
-    return ".".join(part for part in loc if isinstance(part, str))
-
-
-def _rejection_for(exc: ValidationError) -> InvalidRequest | UnknownField | CrossScopeRequested:
-    """The first problem, named by its field path. Only contract field names appear: an unknown key's own name
-    is request content, so its parent path is named instead."""
-    errors = exc.errors(include_url=False, include_input=False, include_context=False)
-    for err in errors:
-        if err["type"] == "extra_forbidden":
-            parent = _path(err["loc"][:-1])
-            where = f"in {parent}" if parent else "at the top level of the request"
-            return UnknownField(f"request carries a field the contract does not define ({where})")
-    for err in errors:
-        loc = err["loc"]
-        if loc[:1] == ("scope",) and loc[-1] in ("allow_cross_agent", "allow_cross_project"):
-            return CrossScopeRequested(f"scope.{loc[-1]} must be false: cross-agent or cross-project retrieval "
-                                       "is not offered")
-    first = errors[0]
-    where = _path(first["loc"])
-    null = _NULL_OPTIONAL.search(str(first.get("msg", "")))
-    if null:
-        field = ".".join(part for part in (where, null.group(1)) if part)
-        return InvalidRequest(f"field {field} must be absent, not null")
-    return InvalidRequest(f"field {where or 'request'} is missing or has the wrong type or value")
+def parse_request(raw: bytes) -> Request:
+    """Validate request bytes against the strict RFC v0 request contract (``contract.wire``)."""
+    return validate_request(load_json_object(raw))

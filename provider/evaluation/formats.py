@@ -20,7 +20,7 @@ import tarfile
 from pathlib import Path
 from typing import Any, Final
 
-from ..contract.models import EvidenceType
+from ..contract.wire import EvidenceType
 from .situation import EvalSet, Fact, ScopeSpec, Situation
 
 # The absolute paths the index stores live there (the corpus README prescribes it).

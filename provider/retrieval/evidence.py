@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract.models import EvidenceType
+from ..contract.wire import EvidenceType
 from ..paths import relative_to_roots, strip_roots
 from .edits import read_edits
 from .engine import READ_HEAD, RawHit

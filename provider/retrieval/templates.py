@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from .._resources import data_dir
-from ..contract.models import EVIDENCE_TYPES, EvidenceType
+from ..contract.wire import EVIDENCE_TYPES, EvidenceType
 
 TEMPLATE_DIR = data_dir("sql_templates")
 #: The shipped sqlglot verdicts beside the templates (see ``retrieval.verify.manifest``).

@@ -3,6 +3,7 @@ stood before the later session began (the templates' bound ``:until``), in proce
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...admission.config import ProviderConfig
-from ...contract.models import EvidenceType
+from ...contract.wire import EvidenceType
 from ...digest import DigestKey
 from ...paths import Roots
 from ...service import answer
@@ -137,7 +138,7 @@ def as_of(config: ProviderConfig, until: str, now_s: float) -> ProviderConfig:
     except ValueError:
         return config
     elapsed_days = max(0, math.ceil((now_s - moment) / 86400.0))
-    return config.model_copy(update={"recency_days": min(_MAX_RECENCY_DAYS, config.recency_days + elapsed_days)})
+    return dataclasses.replace(config, recency_days=min(_MAX_RECENCY_DAYS, config.recency_days + elapsed_days))
 
 
 def _one(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: ScopeRef, in_scope: frozenset[str], *,
