@@ -266,7 +266,12 @@ EXAMPLES: dict[str, str] = {
 }
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; with ``only``, just that command's (the others are not built: cold start)."""
+
+    def wanted(name: str) -> bool:
+        return only is None or name == only
+
     parser = _Parser(
         prog=PROG,
         description="Read-only, scoped, bounded historical evidence from an Obelisk session index "
@@ -298,102 +303,113 @@ def _parser() -> argparse.ArgumentParser:
         if repository_required:
             p.add_argument("--repository-id", required=True, metavar="R", help=f"repository id {what}")
 
-    q = command("query", "answer one historical_evidence_request_v0 (JSON on stdin or --request)")
-    common(q)
-    q.add_argument("--request", metavar="FILE", help="read the request from FILE (a regular file) instead of "
-                                                     "stdin; - means stdin")
-    q.set_defaults(func=cmd_query)
+    if wanted("query"):
+        q = command("query", "answer one historical_evidence_request_v0 (JSON on stdin or --request)")
+        common(q)
+        q.add_argument("--request", metavar="FILE", help="read the request from FILE (a regular file) instead of "
+                                                         "stdin; - means stdin")
+        q.set_defaults(func=cmd_query)
 
-    s = command("serve", "answer one request per stdin line, one envelope per stdout line")
-    common(s)
-    s.add_argument("--stdio", action="store_true", required=True, help="line-delimited JSON over stdio")
-    s.set_defaults(func=cmd_serve)
+    if wanted("serve"):
+        s = command("serve", "answer one request per stdin line, one envelope per stdout line")
+        common(s)
+        s.add_argument("--stdio", action="store_true", required=True, help="line-delimited JSON over stdio")
+        s.set_defaults(func=cmd_serve)
 
-    e = command("enable", "enable one agent/project/repository scope (default-off until then)")
-    ids(e, repository_required=True, what="to enable")
-    e.add_argument("--source", action="append", required=True, metavar="S",
-                   help="Obelisk source the agent writes (claude, codex, kimi, pi, ...), checked against the "
-                        "index; repeatable")
-    e.add_argument("--root", action="append", required=True, metavar="DIR",
-                   help="repository root directory; repeatable")
-    e.add_argument("--stage", type=int, choices=(1, 2), default=1,
-                   help="1: operator_requested_history only; 2: also the replan triggers")
-    e.add_argument("--include-worktrees", action="store_true",
-                   help="also bind the git worktrees of each root")
-    e.add_argument("--qualification-report", metavar="FILE",
-                   help="passing qualification report (required for --stage 2)")
-    e.add_argument("--replace", action="store_true",
-                   help="replace an existing enablement of the same agent, project and repository")
-    e.add_argument("--allow-unknown-source", action="store_true",
-                   help="accept a --source the index does not know yet (an agent that has not run)")
-    e.add_argument("--accept-synthetic-qualification", action="store_true",
-                   help="accept a generated-corpus report (qualify --self-test); recorded in the config")
-    e.add_argument("--max-report-age-days", type=int, default=30, metavar="N",
-                   help="refuse a qualification report older than N days (default 30)")
-    common(e)
-    e.set_defaults(func=cmd_enable)
+    if wanted("enable"):
+        e = command("enable", "enable one agent/project/repository scope (default-off until then)")
+        ids(e, repository_required=True, what="to enable")
+        e.add_argument("--source", action="append", required=True, metavar="S",
+                       help="Obelisk source the agent writes (claude, codex, kimi, pi, ...), checked against the "
+                            "index; repeatable")
+        e.add_argument("--root", action="append", required=True, metavar="DIR",
+                       help="repository root directory; repeatable")
+        e.add_argument("--stage", type=int, choices=(1, 2), default=1,
+                       help="1: operator_requested_history only; 2: also the replan triggers")
+        e.add_argument("--include-worktrees", action="store_true",
+                       help="also bind the git worktrees of each root")
+        e.add_argument("--qualification-report", metavar="FILE",
+                       help="passing qualification report (required for --stage 2)")
+        e.add_argument("--replace", action="store_true",
+                       help="replace an existing enablement of the same agent, project and repository")
+        e.add_argument("--allow-unknown-source", action="store_true",
+                       help="accept a --source the index does not know yet (an agent that has not run)")
+        e.add_argument("--accept-synthetic-qualification", action="store_true",
+                       help="accept a generated-corpus report (qualify --self-test); recorded in the config")
+        e.add_argument("--max-report-age-days", type=int, default=30, metavar="N",
+                       help="refuse a qualification report older than N days (default 30)")
+        common(e)
+        e.set_defaults(func=cmd_enable)
 
-    d = command("disable", "remove an enablement (never touches Obelisk's data)")
-    ids(d, repository_required=False, what="to disable")
-    d.add_argument("--repository-id", metavar="R", help="disable only this repository (default: every "
-                                                        "repository of the agent and project, listed)")
-    common(d, db=False)
-    d.set_defaults(func=cmd_disable)
+    if wanted("disable"):
+        d = command("disable", "remove an enablement (never touches Obelisk's data)")
+        ids(d, repository_required=False, what="to disable")
+        d.add_argument("--repository-id", metavar="R", help="disable only this repository (default: every "
+                                                            "repository of the agent and project, listed)")
+        common(d, db=False)
+        d.set_defaults(func=cmd_disable)
 
-    st = command("status", "versions, database, schema verdict, freshness, ceilings, enabled scopes")
-    common(st)
-    st.add_argument("--format", choices=("text", "json"), default="text",
-                    help="text (local operator, plain paths) or json (content-free, no path); default text")
-    st.set_defaults(func=cmd_status)
+    if wanted("status"):
+        st = command("status", "versions, database, schema verdict, freshness, ceilings, enabled scopes")
+        common(st)
+        st.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (local operator, plain paths) or json (content-free, no path); default text")
+        st.set_defaults(func=cmd_status)
 
-    cs = command("check-schema", "compare the live schema with the pinned snapshots")
-    cs.add_argument("--db", metavar="PATH",
-                    help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
-    cs.add_argument("--format", choices=("text", "json"), default="text",
-                    help="text (may show the database path) or json (the path's keyed digest instead, null "
-                         "without the install's digest key); default text")
-    cs.add_argument("--config", metavar="PATH",
-                    help="provider config whose digest key (digest.key beside it) keys db_digest (default: "
-                         "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); need not exist")
-    cs.add_argument("--snapshot-out", metavar="FILE", help="capture the live schema as a new snapshot file "
-                                                           "(maintainers)")
-    cs.set_defaults(func=cmd_check_schema)
+    if wanted("check-schema"):
+        cs = command("check-schema", "compare the live schema with the pinned snapshots")
+        cs.add_argument("--db", metavar="PATH",
+                        help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
+        cs.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text (may show the database path) or json (the path's keyed digest instead, null "
+                             "without the install's digest key); default text")
+        cs.add_argument("--config", metavar="PATH",
+                        help="provider config whose digest key (digest.key beside it) keys db_digest (default: "
+                             "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); need not exist")
+        cs.add_argument("--snapshot-out", metavar="FILE", help="capture the live schema as a new snapshot file "
+                                                               "(maintainers)")
+        cs.set_defaults(func=cmd_check_schema)
 
-    sc = command("schema", "print the JSON Schema of every contract type")
-    sc.set_defaults(func=cmd_schema)
+    if wanted("schema"):
+        sc = command("schema", "print the JSON Schema of every contract type")
+        sc.set_defaults(func=cmd_schema)
 
-    ql = command("qualify", "Stage 0 qualification: --replay on the scope's own history, or --self-test on a "
-                            "generated matched corpus (the default); writes reports")
-    mode = ql.add_mutually_exclusive_group()
-    mode.add_argument("--replay", action="store_true",
-                      help="replay the enabled scope's own repeat pairs against the index (--db, --config)")
-    mode.add_argument("--self-test", action="store_true", help="the generated-corpus qualification (default)")
-    common(ql)
-    ql.add_argument("--out", metavar="DIR", default="qualification",
-                    help="report folder (default: ./qualification)")
-    ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout (default json)")
-    ql.add_argument("--agent-id", metavar="A",
-                    help="qualify this scope (with --project-id, --repository-id, --source)")
-    ql.add_argument("--project-id", metavar="P", help="project id of the scope to qualify")
-    ql.add_argument("--repository-id", metavar="R", help="repository id of the scope to qualify")
-    ql.add_argument("--source", action="append", metavar="S", help="claude or codex; repeatable")
-    ql.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
-    ql.add_argument("--extra-sessions", type=int, default=24, metavar="N",
-                    help="filler sessions added to the corpus as distractors (default 24)")
-    ql.add_argument("--subprocess-cases", type=int, default=3, metavar="N",
-                    help="cases re-run through a real `query` subprocess per scope (default 3)")
-    ql.add_argument("--work-dir", metavar="DIR", help="build the corpus here and keep it (default: a temp dir)")
-    ql.set_defaults(func=cmd_qualify)
+    if wanted("qualify"):
+        ql = command("qualify", "Stage 0 qualification: --replay on the scope's own history, or --self-test on a "
+                                "generated matched corpus (the default); writes reports")
+        mode = ql.add_mutually_exclusive_group()
+        mode.add_argument("--replay", action="store_true",
+                          help="replay the enabled scope's own repeat pairs against the index (--db, --config)")
+        mode.add_argument("--self-test", action="store_true", help="the generated-corpus qualification (default)")
+        common(ql)
+        ql.add_argument("--out", metavar="DIR", default="qualification",
+                        help="report folder (default: ./qualification)")
+        ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout (default json)")
+        ql.add_argument("--agent-id", metavar="A",
+                        help="qualify this scope (with --project-id, --repository-id, --source)")
+        ql.add_argument("--project-id", metavar="P", help="project id of the scope to qualify")
+        ql.add_argument("--repository-id", metavar="R", help="repository id of the scope to qualify")
+        ql.add_argument("--source", action="append", metavar="S", help="claude or codex; repeatable")
+        ql.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
+        ql.add_argument("--extra-sessions", type=int, default=24, metavar="N",
+                        help="filler sessions added to the corpus as distractors (default 24)")
+        ql.add_argument("--subprocess-cases", type=int, default=3, metavar="N",
+                        help="cases re-run through a real `query` subprocess per scope (default 3)")
+        ql.add_argument("--work-dir", metavar="DIR", help="build the corpus here and keep it (default: a temp dir)")
+        ql.set_defaults(func=cmd_qualify)
 
-    dm = command("demo", "build a demo index and config, enable both demo repositories, run representative "
-                         "requests, write a sample request")
-    dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")
-    dm.set_defaults(func=cmd_demo)
+    if wanted("demo"):
+        dm = command("demo", "build a demo index and config, enable both demo repositories, run representative "
+                             "requests, write a sample request")
+        dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")
+        dm.set_defaults(func=cmd_demo)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    first = args_list[0] if args_list else None
+    args = _parser(first if first in EXAMPLES else None).parse_args(args_list)
     try:
         code: int = args.func(args)
     except BrokenPipeError:  # the reader went away (e.g. `| head`): nothing more to say, and no traceback

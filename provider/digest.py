@@ -24,9 +24,7 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +136,9 @@ def ensure_key(config_path: Path) -> DigestKey:
     """
     path = key_path(config_path)
     if not path.exists():
+        import secrets  # only the config writer makes a key (cold start)
+        import tempfile
+
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".digest-key-", suffix=".tmp", dir=path.parent)
         try:

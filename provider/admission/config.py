@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -276,6 +275,8 @@ def save_config(path: Path, config: ProviderConfig) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     ensure_key(path)
     data = json.dumps(config_to_json(config), indent=2, sort_keys=True) + "\n"
+    import tempfile  # only the lifecycle commands write (cold start)
+
     fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o600)

@@ -8,7 +8,6 @@ output or errors is ever echoed.
 from __future__ import annotations
 
 import re
-import subprocess
 from datetime import UTC, datetime
 
 from .admit import AdmittedRequest
@@ -26,6 +25,8 @@ def commit_time(root: str, revision: str) -> float | None:
     """Committer time of ``revision`` in the repository at ``root``, or None when it cannot be resolved."""
     if not _REV.match(revision) or ".." in revision:
         return None
+    import subprocess  # only a request with a revision runs git (cold start)
+
     try:
         done = subprocess.run(
             ["git", "-C", root, "show", "-s", "--format=%ct", "--end-of-options", revision, "--"],
