@@ -32,7 +32,8 @@ _SCAN = re.compile(r"^SCAN (\S+)")
 _PARAMS = {"sources": json.dumps(["claude", "codex"]), "roots": json.dumps(["/nowhere/repo"]), "since": "",
            "until": "\U0010ffff", "scope_ids": json.dumps(["s-a", "s-b"]), "terms": json.dumps(["needle"]),
            "head": 4000, "tail": 1500, "pre": 100, "window": 300, "limit": 20, "fts": "needle",
-           "cues": json.dumps(["because", "decided"]), "failures": json.dumps(["s-a\x1f2026-01-01T00:00:00Z"])}
+           "cues": json.dumps(["because", "decided"]), "failures": json.dumps(["s-a\x1f2026-01-01T00:00:00Z"]),
+           "rows": json.dumps([1, 2])}
 
 
 def _aliases(sql: str) -> dict[str, str]:

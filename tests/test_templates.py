@@ -290,6 +290,7 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "limit": 20,
     "cues": json.dumps(["error", "because", "原因"]),
     "failures": json.dumps([]),  # set per run below from the scope's sessions
+    "rows": json.dumps(list(range(1, 2001))),  # rowids of the small-scope plan (the first 2000 rows)
 }
 
 
