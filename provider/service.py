@@ -114,7 +114,8 @@ def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence
 # * transcript line counts and heads, by the file's stat (``index.freshness.memo``: re-statted every request,
 #   re-read only when the stat changed).
 # * what a request reads about its scope (``_Memo``): the scope set, the marker rows, the transcript homes,
-#   the revision aggregates, the scope's ``index_state`` rows and the archive probe, keyed by the index's
+#   the revision aggregates, the scope's ``index_state`` rows, the archive probe and the rowids of a small
+#   scope's messages that hold a marker word (``retrieval.engine``, ``.cue_rows``), keyed by the index's
 #   state: the database file's identity (device, inode, size, mtime and ctime in ns) and the ``-wal`` file's
 #   size and mtime, taken before the snapshot opens. The same state is checked again after the read: only
 #   when nothing changed in between are new values kept, and a read that used a kept value while the state
@@ -269,7 +270,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING),
                         scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None,
-                        until=until)
+                        until=until, remember=memo.get)
     scope_empty = False
     if not run.hits and scope_runnable and not (scope_set and scope_set.ids):
         # Nothing found and no session active in the window: say whether the scope matches any session at all

@@ -304,6 +304,7 @@ def test_fts_first_and_scope_set_plans_return_the_same_evidence(
     info, manifest = fx
     ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"],
            "terms": ["stripe", "billing", "ModuleNotFoundError"]}
+    monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 0)  # the small-scope plan has its own test below
     fast = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
     assert "prior_failure.narration.fts_first.v1" in fast["provider_meta"]["templates_run"]
     monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 0.0)
@@ -311,3 +312,45 @@ def test_fts_first_and_scope_set_plans_return_the_same_evidence(
     assert "prior_failure.narration.v1" in slow["provider_meta"]["templates_run"]
     assert "decision.messages.v1" in slow["provider_meta"]["templates_run"]
     assert fast["result"]["items"] == slow["result"]["items"]
+
+
+def test_small_scope_plan_returns_the_rows_of_the_full_plan(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """prior_failure.narration.scope_rows (the scope's marker-word messages, matched against the terms alone)
+    yields exactly the rows of prior_failure.narration (the full FTS expression over the scope), bm25 aside,
+    and so the same answer; with the small-scope plan off, the full plan answers."""
+    from obelisk_session_evidence.retrieval import engine
+    from obelisk_session_evidence.service import clear_warm_caches
+
+    info, manifest = fx
+    seen: dict[str, list[list[tuple[str, Any]]]] = {}
+    original = engine._run_with_plans
+
+    def recording(snap: Any, template: Any, *args: Any, **kwargs: Any) -> Any:
+        used, rows = original(snap, template, *args, **kwargs)
+        if template.id == "prior_failure.narration":
+            names = snap.last_columns
+            seen.setdefault(used.id, []).append(
+                sorted(sorted((k, v) for k, v in zip(names, row, strict=True) if k != "rank") for row in rows))
+        return used, rows
+
+    monkeypatch.setattr(engine, "_run_with_plans", recording)
+    answers = {}
+    for agent, repo, terms in (("claude-agent", "alpha-svc", ["stripe", "billing", "ModuleNotFoundError"]),
+                               ("claude-agent", "alpha-svc", ["ECONNREFUSED", "timeout"]),
+                               ("codex-agent", "harbor-api", ["pytest", "error"])):
+        if agent not in manifest["agents"] or repo not in manifest["repos"]:
+            continue
+        for small in (True, False):
+            clear_warm_caches()
+            monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 64 if small else 0)
+            monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 25.0 if small else 0.0)
+            answers[small] = _ask(info, manifest, tmp_path, agent=agent, repo=repo, types=["prior_failure"],
+                                  terms=terms)
+        run = answers[True]["provider_meta"]["templates_run"]
+        assert "prior_failure.narration.scope_rows.v1" in run
+        assert "prior_failure.narration.v1" in answers[False]["provider_meta"]["templates_run"]
+        assert answers[True]["result"] == answers[False]["result"] | {"index_revision":
+                                                                       answers[True]["result"]["index_revision"]}
+    assert seen["prior_failure.narration.scope_rows"] == seen["prior_failure.narration"]
+    assert any(seen["prior_failure.narration"]), "no case found a narration row: the test shows nothing"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from ..contract.wire import EvidenceType
 from ..errors import ScopeViolation
@@ -21,6 +21,7 @@ from .terms import (
     RESOLUTION_CUES,
     PreparedTerms,
     combined_expression,
+    marker_expression,
     match_variants,
     unsegmented,
 )
@@ -30,6 +31,14 @@ FETCH_CEILING = 200
 #: The FTS-first plan of a template is the template with this id suffix; it gets this many ms.
 FTS_FIRST = ".fts_first"
 FTS_FIRST_BUDGET_MS = 25.0
+#: The small-scope plan of a template (``.scope_rows``) and the statement listing the scope's messages that hold
+#: a marker word (``.cue_rows``), which a warm process remembers per index state and scope set. Used when the
+#: scope has at most ``SMALL_SCOPE_SESSIONS`` sessions and fewer than ``CUE_ROWS_CEILING`` such messages.
+SCOPE_ROWS = ".scope_rows"
+CUE_ROWS = ".cue_rows"
+SMALL_SCOPE_SESSIONS = 64
+CUE_ROWS_CEILING = 4000
+_PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS)
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
@@ -79,6 +88,28 @@ class RunReport:
     substring_scan: bool = False  # unsegmented (CJK) terms were matched by substring in the scope's messages
 
 
+T = TypeVar("T")
+#: ``remember(key, compute)``: a value kept for the index's state (the warm cache), or ``compute()`` itself.
+Remember = Callable[[tuple[object, ...], Callable[[], Any]], Any]
+
+
+def _compute(_key: tuple[object, ...], compute: Callable[[], T]) -> T:
+    return compute()
+
+
+@dataclass(frozen=True)
+class _SmallScopePlan:
+    """The small-scope plan of one template: its ``.cue_rows`` and ``.scope_rows`` templates, the scope and the
+    two halves of the template's FTS expression (marker words, query terms)."""
+
+    cue_rows: Template
+    scope_rows: Template
+    in_scope: frozenset[str]
+    markers: str
+    terms: str
+    remember: Remember
+
+
 def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: values[name] for name in template.params}
 
@@ -105,10 +136,12 @@ def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str
 def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: Template, sources: Sequence[str],
                   roots: Roots, since: str, terms: PreparedTerms, tokenizer: str,
                   fetch_limit: int, window_chars: int,
-                  scope_set: tuple[frozenset[str], bool] | None = None, until: str = NO_UPPER_BOUND) -> RunReport:
+                  scope_set: tuple[frozenset[str], bool] | None = None, until: str = NO_UPPER_BOUND,
+                  remember: Remember = _compute) -> RunReport:
     """``scope_set`` is the scope template's answer when the caller already ran it in this snapshot (the
     scope is computed once per request); without it the scope template runs here. ``until`` is the upper
-    time bound (``NO_UPPER_BOUND``: none; a replay's moment: nothing at or after it is read)."""
+    time bound (``NO_UPPER_BOUND``: none; a replay's moment: nothing at or after it is read). ``remember``
+    keeps request-independent reads for the index's state (default: nothing is kept)."""
     if not templates:
         return RunReport((), (), (), False, window_chars)
     if scope_set is None:
@@ -134,11 +167,13 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     ceiling = scope_ceiling
     substring_terms = unsegmented(match_variants(terms.instr_terms, roots.spellings))
     first_plans = {t.id.removesuffix(FTS_FIRST): t for t in templates if t.id.endswith(FTS_FIRST)}
+    scope_plans = {t.id.removesuffix(SCOPE_ROWS): t for t in templates if t.id.endswith(SCOPE_ROWS)}
+    cue_plans = {t.id.removesuffix(CUE_ROWS): t for t in templates if t.id.endswith(CUE_ROWS)}
     # Templates that follow up found failures (``:failures``) run last, over the failures found before them.
     ordered = sorted(templates, key=lambda t: "failures" in t.params)
     for template in ordered if in_scope else ():
-        if template.id.endswith(FTS_FIRST):
-            continue  # tried, under its budget, right before the template it is a plan of
+        if template.id.endswith(_PLAN_SUFFIXES):
+            continue  # tried right before the template it is a plan of
         values = dict(base)
         if "failures" in template.params:
             failures = _failure_keys(hits)
@@ -160,7 +195,14 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 skipped.append(template.key)
                 continue
             values["fts"] = expression
-        used, rows = _run_with_plans(snap, template, first_plans.get(template.id), values)
+        small = None
+        if template.id in scope_plans and template.id in cue_plans and words \
+                and len(in_scope) <= SMALL_SCOPE_SESSIONS:
+            anyterm = combined_expression(terms, [], tokenizer)
+            if anyterm is not None:
+                small = _SmallScopePlan(cue_plans[template.id], scope_plans[template.id], in_scope,
+                                        f"({marker_expression(words, tokenizer)})", anyterm, remember)
+        used, rows = _run_with_plans(snap, template, first_plans.get(template.id), values, small)
         ran.append(used.key)
         ceiling = ceiling or len(rows) >= values["limit"]
         names = snap.last_columns
@@ -196,19 +238,61 @@ def _failure_keys(hits: Sequence[RawHit]) -> list[str]:
 
 
 def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template | None,
-                    values: Mapping[str, Any]) -> tuple[Template, list[tuple[Any, ...]]]:
-    """Try the FTS-first plan under a budget (fast for rare terms), else the scope-set plan.
+                    values: Mapping[str, Any], small: _SmallScopePlan | None = None,
+                    ) -> tuple[Template, list[tuple[Any, ...]]]:
+    """Try the small-scope plan, else the FTS-first plan under a budget (fast for rare terms), else the
+    scope-set plan.
 
     FTS-first walks every match of the terms in the whole index; the scope-set plan first lists the scope's
     messages and costs time proportional to the scope. Which is faster depends on how common the terms
-    are, which the index does not tell a read-only reader: the budget decides, once per request.
+    are, which the index does not tell a read-only reader: the budget decides, once per request. Both expand
+    every marker-word prefix over the whole index; the small-scope plan (:func:`_small_scope_rows`) does not.
     """
+    if small is not None:
+        found = _small_scope_rows(snap, small, values)
+        if found is not None:
+            return small.scope_rows, found
     if fts_first is not None:
         try:
             return fts_first, snap.rows(fts_first.sql, _params(fts_first, values), budget_ms=FTS_FIRST_BUDGET_MS)
         except StatementBudgetExceeded:
             pass
     return template, snap.rows(template.sql, _params(template, values))
+
+
+def _small_scope_rows(snap: ReadSnapshot, small: _SmallScopePlan,
+                      values: Mapping[str, Any]) -> list[tuple[Any, ...]] | None:
+    """The template's rows by its small-scope plan, or None when that plan cannot stand in for it.
+
+    The scope's messages holding a marker word are read once per index state and scope set (``remember``);
+    then only those rows are matched against the query terms. The rows are exactly the template's (a row
+    matches ``(terms) AND (markers)`` when it matches both halves); without bm25 their SQL order may differ,
+    so the answer is used only when it has fewer than ``:limit`` rows: then no row was cut, and the items'
+    order is decided after the SQL (``bounding.fold``) by score, kind, time and refs alone.
+    """
+    cue_values = {**values, "fts": small.markers, "limit": CUE_ROWS_CEILING}
+    key = ("cue_rows", small.cue_rows.digest, small.markers, values["sources"], values["roots"], values["until"],
+           tuple(sorted(small.in_scope)))
+    cue_rows: tuple[int, ...] | None = small.remember(key, lambda: _cue_rowids(snap, small, cue_values))
+    if cue_rows is None:
+        return None  # too many: the scope is not small
+    rows = snap.rows(small.scope_rows.sql,
+                     _params(small.scope_rows, {**values, "rows": json.dumps(list(cue_rows)), "fts": small.terms}))
+    return rows if len(rows) < values["limit"] else None
+
+
+def _cue_rowids(snap: ReadSnapshot, small: _SmallScopePlan, values: Mapping[str, Any]) -> tuple[int, ...] | None:
+    found = snap.rows(small.cue_rows.sql, _params(small.cue_rows, values))
+    if len(found) >= CUE_ROWS_CEILING:
+        return None
+    names = snap.last_columns
+    rowids = []
+    for row in found:
+        record = dict(zip(names, row, strict=True))
+        if record.get("session_id") not in small.in_scope:
+            raise ScopeViolation
+        rowids.append(int(record["message_rowid"]))
+    return tuple(rowids)
 
 
 #: Session ids of rows joined in from other tables (a message, a tool result), where a template projects them.
