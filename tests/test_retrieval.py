@@ -314,11 +314,12 @@ def test_fts_first_and_scope_set_plans_return_the_same_evidence(
     assert fast["result"]["items"] == slow["result"]["items"]
 
 
-def test_small_scope_plan_returns_the_rows_of_the_full_plan(
+def test_small_scope_plans_return_the_rows_of_the_full_plans(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """prior_failure.narration.scope_rows (the scope's marker-word messages, matched against the terms alone)
-    yields exactly the rows of prior_failure.narration (the full FTS expression over the scope), bm25 aside,
-    and so the same answer; with the small-scope plan off, the full plan answers."""
+    """prior_failure.narration.scope_rows and decision.messages.scope_rows (the scope's marker-word messages,
+    matched against the terms alone) yield exactly the rows of prior_failure.narration and decision.messages
+    (the full FTS expression over the scope), bm25 aside, and so the same answer; with the small-scope plan
+    off, the full plans answer."""
     from obelisk_session_evidence.retrieval import engine
     from obelisk_session_evidence.service import clear_warm_caches
 
@@ -328,7 +329,7 @@ def test_small_scope_plan_returns_the_rows_of_the_full_plan(
 
     def recording(snap: Any, template: Any, *args: Any, **kwargs: Any) -> Any:
         used, rows = original(snap, template, *args, **kwargs)
-        if template.id == "prior_failure.narration":
+        if template.id in ("prior_failure.narration", "decision.messages"):
             names = snap.last_columns
             seen.setdefault(used.id, []).append(
                 sorted(sorted((k, v) for k, v in zip(names, row, strict=True) if k != "rank") for row in rows))
@@ -345,12 +346,14 @@ def test_small_scope_plan_returns_the_rows_of_the_full_plan(
             clear_warm_caches()
             monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 64 if small else 0)
             monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 25.0 if small else 0.0)
-            answers[small] = _ask(info, manifest, tmp_path, agent=agent, repo=repo, types=["prior_failure"],
-                                  terms=terms)
+            answers[small] = _ask(info, manifest, tmp_path, agent=agent, repo=repo,
+                                  types=["prior_failure", "decision"], terms=terms)
         run = answers[True]["provider_meta"]["templates_run"]
-        assert "prior_failure.narration.scope_rows.v1" in run
+        assert "prior_failure.narration.scope_rows.v1" in run and "decision.messages.scope_rows.v1" in run
         assert "prior_failure.narration.v1" in answers[False]["provider_meta"]["templates_run"]
+        assert "decision.messages.v1" in answers[False]["provider_meta"]["templates_run"]
         assert answers[True]["result"] == answers[False]["result"] | {"index_revision":
                                                                        answers[True]["result"]["index_revision"]}
-    assert seen["prior_failure.narration.scope_rows"] == seen["prior_failure.narration"]
-    assert any(seen["prior_failure.narration"]), "no case found a narration row: the test shows nothing"
+    for full in ("prior_failure.narration", "decision.messages"):
+        assert seen[f"{full}.scope_rows"] == seen[full]
+        assert any(seen[full]), f"no case found a {full} row: the test shows nothing"
