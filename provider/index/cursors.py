@@ -45,6 +45,7 @@ __all__ = [
     "decode_codex_v4_source_size",
     "ino_matches",
     "parse_cursor",
+    "plain_signature",
 ]
 
 #: Longest cursor string considered at all (the Codex v4 state is about 90 KB of base64url in practice).
@@ -55,6 +56,9 @@ MAX_CODEX_V4_STATE_CHARS: Final = 1024 * 1024
 _PI_SNAPSHOT_TAG: Final = "pi-snapshot-v1"
 _NUMBER_RE: Final = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _B64URL_RE: Final = re.compile(r"[A-Za-z0-9_\-]*={0,2}")
+#: The common five-part signature cursor in plain decimal (what ``_parse_five`` reads on its fast paths):
+#: matched whole, it is parsed without the general path's split and per-field helpers, to the same value.
+_PLAIN_SIGNATURE_RE: Final = re.compile(r"([0-9]+(?:\.[0-9]*)?):([0-9]+):([0-9]+):([0-9]+(?:\.[0-9]*)?):([0-9]+)")
 # JS numbers are exact integers only up to 2**53; inode numbers above that may have lost precision.
 _JS_SAFE_INT: Final = 2**53
 
@@ -260,6 +264,27 @@ def parse_cursor(
     """
     if cursor is None:
         return _rebuild(mtime, lines_processed, source)
+    plain = plain_signature(cursor, source)
+    if plain is not None:
+        return SignatureCursor(*plain)
+    return _parse_general(cursor, source)
+
+
+def plain_signature(cursor: object, source: str | None) -> tuple[float, int, int, float, int] | None:
+    """``(mtime_ms, lines, size, ctime_ms, ino)`` of a five-part signature cursor written in plain decimal
+    (the common case), exactly as ``parse_cursor`` reads it into a ``SignatureCursor``; None for any other
+    cursor (``parse_cursor`` then decides what it is)."""
+    if not isinstance(cursor, str) or source == "kimi" or len(cursor) > MAX_CURSOR_CHARS:
+        return None
+    plain = _PLAIN_SIGNATURE_RE.fullmatch(cursor)
+    if plain is None:
+        return None
+    mtime_ms, lines, size, ctime_ms, ino = plain.groups()
+    return float(mtime_ms), int(lines), int(size), float(ctime_ms), int(ino)
+
+
+def _parse_general(cursor: object, source: str | None) -> Cursor:
+    """``parse_cursor`` for a cursor that is not NULL, without its plain-signature fast path."""
     if not isinstance(cursor, str):
         return UnknownCursor("not-text")
     if len(cursor) > MAX_CURSOR_CHARS:

@@ -119,7 +119,11 @@ def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool
         params["n"] = CURSOR_READ_CHARS
     out: dict[str, IndexRow] = {}
     for path, mtime, lines, cur in snap.rows(sql, params):
-        out[str(path)] = (str(path), _num(mtime), _int(lines), cur if isinstance(cur, str) else None)
+        # The column types the indexer writes (TEXT, REAL, INTEGER, TEXT) pass as they are; _num and _int
+        # convert anything else exactly as before (float(x) of a float and int(x) of an int are x).
+        name = path if type(path) is str else str(path)
+        out[name] = (name, mtime if type(mtime) is float else _num(mtime),
+                     lines if type(lines) is int else _int(lines), cur if isinstance(cur, str) else None)
     return out
 
 

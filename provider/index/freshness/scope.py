@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import stat as stat_mod
 from collections.abc import Callable, Sequence
 from typing import Final
@@ -11,19 +12,32 @@ from ...paths import under_root
 from .context import Ctx
 
 SUPPORTED_SOURCES: Final = frozenset({"claude", "codex", "kimi", "pi"})
+_POSIX: Final = os.path is posixpath
 
 
 def norm_path(value: object) -> str | None:
     """An absolute, normalised path string, or None."""
-    if not isinstance(value, str | os.PathLike):
+    if type(value) is str:  # the common case: no PathLike to convert
+        if _POSIX and "\x00" not in value and _already_normal(value):
+            return value
+        text = value
+    elif not isinstance(value, str | os.PathLike):
         return None
-    try:
-        text = os.fspath(value)
-    except TypeError:
-        return None
+    else:
+        try:
+            text = os.fspath(value)
+        except TypeError:
+            return None
     if not isinstance(text, str) or "\x00" in text or not os.path.isabs(text):
         return None
     return os.path.normpath(text)
+
+
+def _already_normal(text: str) -> bool:
+    """Whether ``posixpath.normpath`` returns this text unchanged and it is absolute: one leading slash, no
+    empty, ``.`` or ``..`` component, no trailing slash (what the index stores; anything else is normalised)."""
+    return (text[:1] == "/" and "//" not in text and "/./" not in text and "/../" not in text
+            and not text.endswith(("/", "/.", "/..")))
 
 
 def _is_dir(ctx: Ctx, path: str) -> bool:

@@ -48,7 +48,7 @@ _FILE_SOURCES = ("claude", "codex")
 
 def _rows(lookup: RowLookup, paths: Sequence[str]) -> dict[str, Row]:
     found = lookup(paths)
-    return {path: Row(mtime=row[1], lines=row[2], cursor=row[3]) for path, row in found.items()}
+    return {path: Row(row[1], row[2], row[3]) for path, row in found.items()}
 
 
 def _load_rows(ctx: Ctx, lookup: RowLookup, paths: Sequence[str]) -> None:
@@ -64,10 +64,8 @@ def _load_rows(ctx: Ctx, lookup: RowLookup, paths: Sequence[str]) -> None:
         ctx.rows.update(_rows(lookup, sorted(resolved)))
 
 
-def _assess(ctx: Ctx, unit: Unit, known: Mapping[str, str], tally: Tally) -> None:
-    if unit.path in known or (unit.parent is not None and unit.parent in known):
-        judge_in_scope(ctx, unit, tally)
-        return
+def _assess(ctx: Ctx, unit: Unit, tally: Tally) -> None:
+    """A listed unit outside the index's attribution to the scope."""
     row = ctx.rows.get(unit.path)
     if row is not None and unit.source == "codex":
         tally.seen.add(unit.path)
@@ -115,16 +113,21 @@ def assess_scoped_freshness(
             if path is not None and source in supported:
                 known[path] = source
         units: list[Unit] = []
+        mine: dict[str, list[str]] = {source: [] for source in supported}
+        for path, source in known.items():
+            mine[source].append(path)
         for home in homes:
             for source in supported:
-                mine = [p for p, s in known.items() if s == source]
-                units.extend(candidate_units(ctx, home, source, known=mine, last_build_ms=marks.last_build,
-                                             has_rows_under=has_rows_under))
+                units.extend(candidate_units(ctx, home, source, known=mine[source],
+                                             last_build_ms=marks.last_build, has_rows_under=has_rows_under))
         listed = {unit.path for unit in units}
         strays = [Unit(p, s, "jsonl") for p, s in sorted(known.items()) if s in _FILE_SOURCES and p not in listed]
         _load_rows(ctx, lookup, [unit.path for unit in units] + [unit.path for unit in strays])
         for unit in units:
-            _assess(ctx, unit, known, tally)
+            if unit.path in known or (unit.parent is not None and unit.parent in known):
+                judge_in_scope(ctx, unit, tally)  # in scope by the index's attribution
+            else:
+                _assess(ctx, unit, tally)
         for unit in strays:
             _judge_stray(ctx, unit, tally)
     judgeable = bool(root_list and supported and homes)
@@ -141,9 +144,4 @@ def _judge_stray(ctx: Ctx, unit: Unit, tally: Tally) -> None:
     except (OSError, ValueError):
         judge_in_scope(ctx, unit, tally)  # judged unreadable
         return
-    stat = ctx.stat
-    ctx.stat = lambda path: st if path == unit.path else stat(path)
-    try:
-        judge_in_scope(ctx, unit, tally)
-    finally:
-        ctx.stat = stat
+    judge_in_scope(ctx, unit, tally, st=st)  # judged under that stat, not statted again

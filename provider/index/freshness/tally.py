@@ -48,15 +48,17 @@ def assess_unit(ctx: Ctx, unit: Unit, tally: Tally) -> None:
     judge_in_scope(ctx, unit, tally)
 
 
-def judge_in_scope(ctx: Ctx, unit: Unit, tally: Tally, outcome: Outcome | None = None) -> None:
-    """Judge a unit already attributed to the scope into ``tally`` (``outcome`` when already judged)."""
+def judge_in_scope(ctx: Ctx, unit: Unit, tally: Tally, outcome: Outcome | None = None,
+                   st: os.stat_result | None = None) -> None:
+    """Judge a unit already attributed to the scope into ``tally`` (``outcome`` when already judged; ``st``:
+    the file's stat when already taken)."""
     tally.seen.add(unit.path)
-    row = lookup_row(ctx.rows, unit.path)
+    row = ctx.rows.get(unit.path) or lookup_row(ctx.rows, unit.path)
     if row is None:
         tally.unindexed.append(unit.path)
         return
     if outcome is None:
-        outcome = judge_unit(ctx, unit, row)
+        outcome = judge_unit(ctx, unit, row, st)
     if outcome == "up_to_date":
         tally.up_to_date += 1
     elif outcome == "stale":

@@ -17,6 +17,7 @@ from ..cursors import (
     TombstoneCursor,
     ino_matches,
     parse_cursor,
+    plain_signature,
 )
 from . import memo
 from .context import Ctx, Outcome, Unit
@@ -85,11 +86,20 @@ def _same_identity(ctx: Ctx, st: os.stat_result, ctime_ms: float, ino: int | Non
 
 
 def _judge_signature(ctx: Ctx, unit: Unit, st: os.stat_result, cur: SignatureCursor) -> Outcome:
-    if st.st_size != cur.size or abs(_ms(st.st_mtime_ns) - cur.mtime_ms) > ctx.tol:
+    return _judge_signature_fields(ctx, unit, st, (cur.mtime_ms, cur.lines, cur.size, cur.ctime_ms, cur.ino))
+
+
+def _judge_signature_fields(ctx: Ctx, unit: Unit, st: os.stat_result,
+                            fields: tuple[float, int, int, float, int | None]) -> Outcome:
+    """The signature rule over ``(mtime_ms, lines, size, ctime_ms, ino)`` (also of a plain cursor never built
+    into a ``SignatureCursor``); ``_ms`` and ``_same_identity`` written out, the same arithmetic."""
+    mtime_ms, lines, size, ctime_ms, ino = fields
+    tol = ctx.tol
+    if st.st_size != size or abs(st.st_mtime_ns / 1e6 - mtime_ms) > tol:
         return "stale"
-    if _same_identity(ctx, st, cur.ctime_ms, cur.ino):
+    if abs(st.st_ctime_ns / 1e6 - ctime_ms) <= tol and (ino == st.st_ino or ino_matches(ino, st.st_ino)):
         return "up_to_date"
-    return _confirm_by_lines(ctx, unit.path, cur.lines, exact=False, st=st)
+    return _confirm_by_lines(ctx, unit.path, lines, exact=False, st=st)
 
 
 def _judge_codex_v4(ctx: Ctx, unit: Unit, st: os.stat_result, cur: CodexV4Cursor) -> Outcome:
@@ -106,17 +116,18 @@ def _judge_pi(ctx: Ctx, st: os.stat_result, cur: PiSnapshotCursor) -> Outcome:
     return "up_to_date"
 
 
-def _judge_file(ctx: Ctx, unit: Unit, cur: Cursor) -> Outcome:
-    try:
-        st = ctx.stat(unit.path)
-    except (OSError, ValueError):
-        return "unreadable"
+def _judge_file(ctx: Ctx, unit: Unit, cur: Cursor, st: os.stat_result | None) -> Outcome:
+    if st is None:
+        try:
+            st = ctx.stat(unit.path)
+        except (OSError, ValueError):
+            return "unreadable"
+    if isinstance(cur, SignatureCursor):  # the common shape first (the shapes are disjoint classes)
+        return _judge_signature(ctx, unit, st, cur)
     if isinstance(cur, TombstoneCursor):
         return "stale"
     if isinstance(cur, LegacyCursor):
         return _judge_legacy(ctx, unit, st, cur)
-    if isinstance(cur, SignatureCursor):
-        return _judge_signature(ctx, unit, st, cur)
     if isinstance(cur, CodexV4Cursor):
         return _judge_codex_v4(ctx, unit, st, cur)
     if isinstance(cur, PiSnapshotCursor):
@@ -156,11 +167,24 @@ def _judge_kimi(ctx: Ctx, unit: Unit, cur: Cursor) -> Outcome:
     return "up_to_date" if cur.total_lines in totals else "stale"
 
 
-def judge_unit(ctx: Ctx, unit: Unit, row: Row) -> Outcome:
-    """The outcome for one unit that has an ``index_state`` row."""
-    lines = row.lines if isinstance(row.lines, int) else None
-    mtime = number(row.mtime)
-    cur = parse_cursor(row.cursor, mtime=mtime, lines_processed=lines, source=unit.source)
+def judge_unit(ctx: Ctx, unit: Unit, row: Row, st: os.stat_result | None = None) -> Outcome:
+    """The outcome for one unit that has an ``index_state`` row; ``st``: the file's stat when the caller
+    already took it (a file unit is then not statted again)."""
+    cursor = row.cursor
+    if unit.kind != "kimi_dir":
+        plain = plain_signature(cursor, unit.source)
+        if plain is not None:  # the common case: parse_cursor's SignatureCursor, judged from its fields
+            if st is None:
+                try:
+                    st = ctx.stat(unit.path)
+                except (OSError, ValueError):
+                    return "unreadable"
+            return _judge_signature_fields(ctx, unit, st, plain)
+    if cursor is None:  # the columns are read only to rebuild a NULL cursor
+        lines = row.lines if isinstance(row.lines, int) else None
+        cur = parse_cursor(None, mtime=number(row.mtime), lines_processed=lines, source=unit.source)
+    else:
+        cur = parse_cursor(cursor, source=unit.source)
     if unit.kind == "kimi_dir":
         return _judge_kimi(ctx, unit, cur)
-    return _judge_file(ctx, unit, cur)
+    return _judge_file(ctx, unit, cur, st)
