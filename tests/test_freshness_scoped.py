@@ -7,6 +7,7 @@ file opens are counted (a counting ``stat`` and an audit hook), never timed.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import sys
@@ -18,7 +19,7 @@ import pytest
 import realobelisk as ro
 from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
 from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness, assess_scoped_freshness
-from obelisk_session_evidence.index.freshness.candidates import cutoff_day, slug_can_hold
+from obelisk_session_evidence.index.freshness.candidates import _skip_below, cutoff_day, slug_can_hold
 from obelisk_session_evidence.index.freshness.tally import claude_slug
 from obelisk_session_evidence.index.scope_state import (
     has_rows_under,
@@ -273,6 +274,38 @@ def test_codex_old_day_directories_without_scope_files_are_not_listed(tmp_path: 
     recent.write_text(json.dumps({"type": "session_meta", "payload": {"id": "new", "cwd": str(repo)}}) + "\n")
     report = scoped(h.db(), roots=[str(repo)], sources=["codex"], homes=[h.home])
     assert report.unindexed_units == (str(recent),)
+
+
+def test_codex_entries_beside_old_held_day_directories_are_still_listed(tmp_path: Path) -> None:
+    """In a month directory before the cutoff that holds the scope's day directory, date-named entries holding
+    no known file are passed over without a look, but a loose rollout and a directory that is not a date are
+    still listed (walked whole) as before: unindexed in-scope rollouts there make the scope incomplete."""
+    h = Home(tmp_path, n_projects=2, per_project=2)
+    repo = h.repos[0]
+    month = _day_dir(h.home, (2026, 1, 2)).parent  # holds the scope's Codex session (codex_session's day)
+    meta = json.dumps({"type": "session_meta", "payload": {"id": "n", "cwd": str(repo)}}) + "\n"
+    loose = month / "rollout-2026-01-03T00-00-00-loose.jsonl"
+    nested = month / "misc" / "deeper" / "rollout-nested.jsonl"
+    other_day = month / "05" / "rollout-2026-01-05T00-00-00-other.jsonl"  # no session in scope: not listed
+    other_month = month.parent / "12" / "01" / "rollout-2026-12-01T00-00-00-late.jsonl"
+    dated_file = month / "07"  # a date-named file, never a unit
+    for path in (loose, nested, other_day, other_month, dated_file):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(meta)
+    report = scoped(h.db(), roots=[str(repo)], sources=["codex"], homes=[h.home])
+    assert report.unindexed_units == tuple(sorted((str(loose), str(nested))))
+    assert report.verdict == "incomplete"
+
+
+def test_skip_bound_is_the_date_comparison() -> None:
+    """``_skip_below`` is ``(*day, n) < cutoff`` for every date level, as ``wanted`` compares."""
+    cutoff = (2026, 3, 15)
+    for day in [(), (2025,), (2026,), (2027,), (2026, 2), (2026, 3), (2026, 4), (2025, 12)]:
+        below = _skip_below(day, cutoff)
+        for n in range(0, 2030):
+            assert (n < below) == ((*day, n) < cutoff[:len(day) + 1]), (day, n)
+    assert _skip_below((2026,), None) == -math.inf
+    assert _skip_below((2026, 3, 15), cutoff) == -math.inf
 
 
 def test_claude_slug_matching_is_conservative() -> None:

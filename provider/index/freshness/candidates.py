@@ -22,6 +22,7 @@ Kimi and Pi
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -52,15 +53,26 @@ def slug_can_hold(name: str, root_slug: str) -> bool:
 def _first_component_dirs(paths: Collection[str], top: str) -> set[str]:
     """``top/<first component>`` of every path below ``top``."""
     prefix = top + os.sep
-    return {prefix + p[len(prefix):].split(os.sep, 1)[0] for p in paths if p.startswith(prefix)}
+    start = len(prefix)
+    found = set()
+    for path in paths:
+        if path.startswith(prefix):
+            end = path.find(os.sep, start)
+            found.add(path if end < 0 else path[:end])
+    return found
 
 
 def claude_units(ctx: Ctx, home: str, known: Collection[str]) -> Iterator[Unit]:
     projects = os.path.join(home, ".claude", "projects")
     slugs = {claude_slug(root) for root in ctx.roots}
+    # Every name ``slug_can_hold`` accepts starts with a slug cut to CLAUDE_SLUG_CUT (a prefix of the slug
+    # itself): one C-level test passes over the other projects' directories.
+    cuts = tuple({s[:CLAUDE_SLUG_CUT] for s in slugs})
     holding = _first_component_dirs(known, projects)
     for project in scan(ctx, projects):
-        if is_subdir(project) and (project.path in holding or any(slug_can_hold(project.name, s) for s in slugs)):
+        name = project.name
+        if (project.path in holding or (name.startswith(cuts) and any(slug_can_hold(name, s) for s in slugs))) \
+                and is_subdir(project):
             yield from walk_claude_project(ctx, project.path)
 
 
@@ -90,6 +102,17 @@ def _unchanged_since(ctx: Ctx, path: str, last_build_ms: float | None) -> bool:
         return False
 
 
+def _skip_below(day: Day, cutoff: Day | None) -> float:
+    """The numbers ``n`` for which ``(*day, n)`` is before ``cutoff`` are those below this bound (a date level
+    of ``day``'s depth; none below 3 levels or without a cutoff)."""
+    if cutoff is None or len(day) >= 3:
+        return -math.inf
+    head = cutoff[:len(day)]
+    if day < head:
+        return math.inf
+    return cutoff[len(day)] if day == head else -math.inf
+
+
 def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str],
                     last_build_ms: float | None) -> Iterator[Unit]:
     """Day directories at or after ``cutoff`` or holding a known file; anything not date-shaped whole. A day
@@ -111,7 +134,15 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str],
         return len(day) < 3 or not _unchanged_since(ctx, path, last_build_ms)
 
     def walk(path: str, day: Day) -> Iterator[Unit]:
-        for entry, number in _dated(scan(ctx, path)):
+        # A date-named entry before the cutoff (``(*day, number) < cutoff``) that holds no known file is
+        # passed over at once: file or directory, nothing of it is yielded (``wanted`` is false, no stat).
+        below = _skip_below(day, cutoff)
+        entries = scan(ctx, path)
+        if below == math.inf:  # every date-named entry is before the cutoff: only the held ones can yield
+            entries = [e for e in entries if e.path in held or not (e.name.isdigit() and len(e.name) <= 4)]
+        for entry, number in _dated(entries):
+            if number is not None and number < below and entry.path not in held:
+                continue
             if is_file(entry, ".jsonl"):
                 yield Unit(entry.path, "codex", "jsonl")
             elif not is_subdir(entry):
