@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import math
 import re
@@ -56,9 +57,14 @@ MAX_CODEX_V4_STATE_CHARS: Final = 1024 * 1024
 _PI_SNAPSHOT_TAG: Final = "pi-snapshot-v1"
 _NUMBER_RE: Final = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _B64URL_RE: Final = re.compile(r"[A-Za-z0-9_\-]*={0,2}")
-#: The common five-part signature cursor in plain decimal (what ``_parse_five`` reads on its fast paths):
-#: matched whole, it is parsed without the general path's split and per-field helpers, to the same value.
-_PLAIN_SIGNATURE_RE: Final = re.compile(r"([0-9]+(?:\.[0-9]*)?):([0-9]+):([0-9]+):([0-9]+(?:\.[0-9]*)?):([0-9]+)")
+
+
+@functools.cache
+def _plain_signature_re() -> re.Pattern[str]:
+    """The common five-part signature cursor in plain decimal (what ``_parse_five`` reads on its fast paths):
+    matched whole, it is parsed without the general path's split and per-field helpers, to the same value.
+    Compiled on first use (nothing more compiled at import)."""
+    return re.compile(r"([0-9]+(?:\.[0-9]*)?):([0-9]+):([0-9]+):([0-9]+(?:\.[0-9]*)?):([0-9]+)")
 # JS numbers are exact integers only up to 2**53; inode numbers above that may have lost precision.
 _JS_SAFE_INT: Final = 2**53
 
@@ -276,7 +282,7 @@ def plain_signature(cursor: object, source: str | None) -> tuple[float, int, int
     cursor (``parse_cursor`` then decides what it is)."""
     if not isinstance(cursor, str) or source == "kimi" or len(cursor) > MAX_CURSOR_CHARS:
         return None
-    plain = _PLAIN_SIGNATURE_RE.fullmatch(cursor)
+    plain = _plain_signature_re().fullmatch(cursor)
     if plain is None:
         return None
     mtime_ms, lines, size, ctime_ms, ino = plain.groups()
