@@ -95,7 +95,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     else:
         try:
             response = answer(raw, db_path=_db_path(args), config_path=_config_path(args),
-                              config_must_exist=_config_named(args), started_at=started)
+                              config_must_exist=_config_named(args), started_at=started, one_shot=True)
         except Exception:  # noqa: BLE001 - answer() never raises; this is the last line of defence
             response = error_response(InternalError())
     _emit(response.envelope)

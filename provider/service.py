@@ -225,7 +225,7 @@ def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:
 
 def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_dir: Path | None, *,
           config: ProviderConfig, now_ms: float, memo: _Memo, meta: dict[str, Any],
-          until: str = NO_UPPER_BOUND) -> _Read:
+          until: str = NO_UPPER_BOUND, one_shot: bool = False) -> _Read:
     from .index.revision import index_revision
     from .index.schema_verdict import schema_verdict
     from .index.scope_state import read_marker_rows, read_scope_rows, since_bucket
@@ -270,7 +270,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING),
                         scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None,
-                        until=until, remember=memo.get)
+                        until=until, remember=None if one_shot else memo.get)
     scope_empty = False
     if not run.hits and scope_runnable and not (scope_set and scope_set.ids):
         # Nothing found and no session active in the window: say whether the scope matches any session at all
@@ -344,13 +344,17 @@ def _request_id_of(raw: bytes) -> str | None:
 def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], float] = time.time,
            vfs: str | None = None, template_dir: Path | None = None, config_must_exist: bool = False,
            started_at: float | None = None, until: str = NO_UPPER_BOUND,
-           preloaded: tuple[ProviderConfig, DigestKey] | None = None) -> Response:
+           preloaded: tuple[ProviderConfig, DigestKey] | None = None, one_shot: bool = False) -> Response:
     """Answer one request. Never raises: every outcome is an envelope with its exit code.
 
     ``until`` and ``preloaded`` exist for the replay qualification (provider/qualify/replay/) only; neither is a
     request field. ``until`` is the templates' upper time bound: the index as it stood before a moment.
     ``preloaded`` is the config and key to answer with instead of reading ``config_path`` (the replay asks as
     the scope at stage 2, in memory: nothing is written).
+
+    ``one_shot``: the process answers this request only and exits (``query``): reads made only to be
+    remembered for later requests (a small scope's marker rows, ``retrieval.engine``) are not made; the
+    answer is the same either way.
 
     ``config_must_exist``: the operator named the config (a missing file is ``config_invalid``, not default-off).
     ``started_at``: the ``time.monotonic()`` at which the request's deadline began (the CLI starts it before
@@ -373,7 +377,7 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
         return error_response(InternalError(), request_id)
     try:
         return _answer_admitted(admitted, config, db_path, now=now, vfs=vfs, template_dir=template_dir, ctx=ctx,
-                                started_at=started_at, until=until)
+                                started_at=started_at, until=until, one_shot=one_shot)
     except ProviderError as err:
         outcome = "failed" if err.outcome != "rejected" else "rejected"
         code = EXIT_CODES[err.outcome]
@@ -437,7 +441,7 @@ def _read_remembering(db_path: Path, work: Callable[[ReadSnapshot, _Memo], _Read
 def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path: Path, *,
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
                      ctx: _Context, started_at: float | None = None,
-                     until: str = NO_UPPER_BOUND) -> Response:
+                     until: str = NO_UPPER_BOUND, one_shot: bool = False) -> Response:
     from .bounding.bound import bound
     from .bounding.fold import fold
     from .bounding.receipt import build_receipt
@@ -458,7 +462,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
             degradations.append("revision_unresolved")  # the recency window was used instead
     read, open_mode = _read_remembering(db_path, lambda snap, memo: _read(snap, admitted, since, template_dir,
                                                                           config=config, now_ms=now_s * 1000.0,
-                                                                          memo=memo, meta=ctx.meta, until=until),
+                                                                          memo=memo, meta=ctx.meta, until=until,
+                                                                          one_shot=one_shot),
                                         deadline=deadline, vfs=vfs)
     ctx.index_revision = read.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],

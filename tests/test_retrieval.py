@@ -357,3 +357,36 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
     for full in ("prior_failure.narration", "decision.messages"):
         assert seen[f"{full}.scope_rows"] == seen[full]
         assert any(seen[full]), f"no case found a {full} row: the test shows nothing"
+
+
+def test_a_one_shot_query_skips_the_small_scope_plan_and_answers_the_same(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
+    """``query`` answers one request and exits, so it never reads a small scope's marker rows (they pay only
+    when remembered); ``serve --stdio`` reads them once and uses the small-scope plan. Same answer."""
+    import subprocess
+
+    from tests.conftest import CLI, REPO
+
+    info, manifest = fx
+    agent, repo = "claude-agent", "alpha-svc"
+    config = write_config(tmp_path / "cfg.json",
+                          [scope_entry(agent, "demo", repo, manifest["agents"][agent], [manifest["repos"][repo]])],
+                          transcript_homes=[str(info.home)])
+    request = json.dumps(make_request(scope={"agent_id": agent, "project_id": "demo", "repository_id": repo,
+                                             "allow_cross_agent": False, "allow_cross_project": False},
+                                      evidence_types=["prior_failure", "decision"],
+                                      query_terms=["stripe", "billing", "ModuleNotFoundError"], limits=LIMITS))
+    common = ["--db", str(info.db_path), "--config", str(config)]
+    one = subprocess.run([*CLI, "query", *common], input=request.encode(), capture_output=True, cwd=REPO,
+                         timeout=120, check=False)
+    served = subprocess.run([*CLI, "serve", "--stdio", *common], input=(request + "\n").encode() * 2,
+                            capture_output=True, cwd=REPO, timeout=120, check=False)
+    assert one.returncode == 0 and served.returncode == 0, (one.stderr[-300:], served.stderr[-300:])
+    query_doc = json.loads(one.stdout)
+    serve_docs = [json.loads(line) for line in served.stdout.splitlines() if line.strip()]
+    assert len(serve_docs) == 2
+    ran_once = query_doc["provider_meta"]["templates_run"]
+    ran_served = serve_docs[1]["provider_meta"]["templates_run"]
+    assert not any(t.endswith((".scope_rows.v1", ".cue_rows.v1")) for t in ran_once), ran_once
+    assert "prior_failure.narration.scope_rows.v1" in ran_served and "decision.messages.scope_rows.v1" in ran_served
+    assert query_doc["result"]["items"] and query_doc["result"] == serve_docs[0]["result"] == serve_docs[1]["result"]

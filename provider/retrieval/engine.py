@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from ..contract.wire import EvidenceType
 from ..errors import ScopeViolation
@@ -88,13 +88,8 @@ class RunReport:
     substring_scan: bool = False  # unsegmented (CJK) terms were matched by substring in the scope's messages
 
 
-T = TypeVar("T")
 #: ``remember(key, compute)``: a value kept for the index's state (the warm cache), or ``compute()`` itself.
 Remember = Callable[[tuple[object, ...], Callable[[], Any]], Any]
-
-
-def _compute(_key: tuple[object, ...], compute: Callable[[], T]) -> T:
-    return compute()
 
 
 @dataclass(frozen=True)
@@ -137,11 +132,12 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                   roots: Roots, since: str, terms: PreparedTerms, tokenizer: str,
                   fetch_limit: int, window_chars: int,
                   scope_set: tuple[frozenset[str], bool] | None = None, until: str = NO_UPPER_BOUND,
-                  remember: Remember = _compute) -> RunReport:
+                  remember: Remember | None = None) -> RunReport:
     """``scope_set`` is the scope template's answer when the caller already ran it in this snapshot (the
     scope is computed once per request); without it the scope template runs here. ``until`` is the upper
     time bound (``NO_UPPER_BOUND``: none; a replay's moment: nothing at or after it is read). ``remember``
-    keeps request-independent reads for the index's state (default: nothing is kept)."""
+    keeps request-independent reads for the index's state; without it (a one-shot ``query``, the replay)
+    nothing could be reused, so the small-scope plans, whose first read is such a read, are not tried."""
     if not templates:
         return RunReport((), (), (), False, window_chars)
     if scope_set is None:
@@ -196,7 +192,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 continue
             values["fts"] = expression
         small = None
-        if template.id in scope_plans and template.id in cue_plans and words \
+        if remember is not None and template.id in scope_plans and template.id in cue_plans and words \
                 and len(in_scope) <= SMALL_SCOPE_SESSIONS:
             anyterm = combined_expression(terms, [], tokenizer)
             if anyterm is not None:
