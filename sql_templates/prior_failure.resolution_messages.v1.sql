@@ -2,13 +2,16 @@
 -- version: 1
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
--- params: sources roots since scope_ids failures cues head pre window limit until
+-- params: sources roots since scope_ids failures cues head cap limit until
 -- What happened after a failure, told in words: a later message of the same session, the user's (whatever its
 -- words: it often supplies what was missing) or one that states a cause or fix, or supplies what was missing (:cues: "root cause", "the fix was", "now
 -- passes", "I added", "switched to", granted, regenerated ... and their Chinese and Japanese forms).
 -- :failures lists the failures found by the other prior_failure templates, each "session id<US>timestamp"
 -- (US = char(31)); only messages of those sessions, after the first such failure, are read, and only the
--- first :head characters of each are searched for a cue.
+-- first :head characters of each are searched for a cue. The row carries the message's first :cap characters
+-- (Obelisk keeps at most 10,000): the window around the first cue and the cue count are taken in Python
+-- (retrieval/evidence.py, resolution_window), for the returned rows only, exactly as SQLite's lower() and
+-- instr() would take them.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -30,11 +33,7 @@ SELECT m.session_id AS session_id,
        ss.git_branch AS git_branch,
        COALESCE(m.is_sidechain, 0) AS sidechain,
        m.role AS role,
-       max(1, COALESCE((SELECT min(instr(lower(m.text), c.value)) FROM json_each(:cues) AS c
-                         WHERE instr(lower(m.text), c.value) > 0), 1) - :pre) AS window_start,
-       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), c.value)) FROM json_each(:cues) AS c
-                                        WHERE instr(lower(m.text), c.value) > 0), 1) - :pre), :window) AS body,
-       (SELECT count(*) FROM json_each(:cues) AS c WHERE instr(lower(substr(m.text, 1, :head)), c.value) > 0) AS score
+       substr(m.text, 1, :cap) AS text
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id
 WHERE m.session_id IN (SELECT id FROM scope_sessions)

@@ -287,6 +287,7 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "tail": 200,
     "pre": 40,
     "window": 300,
+    "cap": 12000,
     "limit": 20,
     "cues": json.dumps(["error", "because", "原因"]),
     "failures": json.dumps([]),  # set per run below from the scope's sessions

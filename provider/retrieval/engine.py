@@ -42,6 +42,9 @@ _PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS)
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
+#: Characters of a whole message a template may return for Python to window (Obelisk keeps at most 10,000 of a
+#: message; a larger cell in a hostile database is cut here, so it never reaches Python whole).
+MESSAGE_CAP = 12000
 #: ``:until`` of a normal request: above every ISO-8601 time, so the upper time bound excludes nothing. A
 #: replay (provider/qualify/replay/) binds the moment it replays instead: rows at or after it are not read.
 NO_UPPER_BOUND = "\U0010ffff"
@@ -153,6 +156,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
         "terms": json.dumps(list(match_variants(terms.instr_terms, roots.spellings))),
         "head": READ_HEAD,
         "tail": READ_TAIL,
+        "cap": MESSAGE_CAP,
         "pre": read.sql_pre,
         "window": read.length,
         "limit": min(fetch_limit, FETCH_CEILING),

@@ -18,7 +18,7 @@ from .edits import read_edits
 from .engine import READ_HEAD, RawHit
 from .outcome import Outcome, read_outcome, tail_output
 from .snippets import ReadWindow, Shown, drop_cut_edge, edit_story, tool_story, window_story
-from .terms import RESOLUTION_CUES
+from .terms import RESOLUTION_CUES, ascii_lower
 
 _WS = re.compile(r"\s+")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
@@ -137,6 +137,19 @@ def _file_text(row: Mapping[str, Any], roots: Sequence[str], terms: Sequence[str
     return edit_story(f"{name} {'failed' if failed else 'applied'}", edits, terms=terms, budget=budget)
 
 
+def resolution_window(text: str, cues: Sequence[str], read: ReadWindow) -> tuple[int, str, int]:
+    """``(window_start, body, score)`` of a ``prior_failure.resolution_messages`` row, as its SQL computed them
+    before (``tests/test_resolution_window.py`` checks against SQLite itself): the window of ``read.length``
+    characters from ``read.sql_pre`` before the first cue found in the text (1 when none is), and the number of
+    cues (repeats counted) found in the first :data:`READ_HEAD` characters. Case folds ASCII only, as SQLite's
+    ``lower()``; positions count characters, as ``instr()`` and ``substr()`` do."""
+    lowered = ascii_lower(text)
+    found = [at + 1 for at in (lowered.find(cue) for cue in cues) if at >= 0]
+    start = max(1, (min(found) if found else 1) - read.sql_pre)
+    head = lowered[:READ_HEAD]
+    return start, text[start - 1:start - 1 + read.length], sum(1 for cue in cues if cue in head)
+
+
 def _window_text(row: Mapping[str, Any], terms: Sequence[str], read: ReadWindow, prefix: str = "") -> Shown:
     raw = str(row.get("body") or "")
     start = int(row.get("window_start") or 1)
@@ -165,6 +178,8 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
     elif template_id == "prior_failure.resolution_messages":
         kind = "resolution_message"
         who = "[user] " if row.get("role") == "user" else ""
+        start, body, score = resolution_window(str(row.get("text") or ""), RESOLUTION_CUES, read)
+        row = {**row, "window_start": start, "body": body, "score": score}
         shown = _window_text(row, RESOLUTION_CUES, read, f"[what happened next] {who}")
     elif template_id == "file_history.tool_calls":
         shown = _file_text(row, roots, terms, read.compose)
