@@ -103,6 +103,8 @@ class _SmallScopePlan:
     cue_rows: Template
     scope_rows: Template
     in_scope: frozenset[str]
+    sources: Sequence[str]
+    roots: Roots
     markers: str
     terms: str
     remember: Remember
@@ -200,7 +202,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 and len(in_scope) <= SMALL_SCOPE_SESSIONS:
             anyterm = combined_expression(terms, [], tokenizer)
             if anyterm is not None:
-                small = _SmallScopePlan(cue_plans[template.id], scope_plans[template.id], in_scope,
+                small = _SmallScopePlan(cue_plans[template.id], scope_plans[template.id], in_scope, sources, roots,
                                         f"({marker_expression(words, tokenizer)})", anyterm, remember)
         used, rows = _run_with_plans(snap, template, first_plans.get(template.id), values, small)
         ran.append(used.key)
@@ -289,8 +291,7 @@ def _cue_rowids(snap: ReadSnapshot, small: _SmallScopePlan, values: Mapping[str,
     rowids = []
     for row in found:
         record = dict(zip(names, row, strict=True))
-        if record.get("session_id") not in small.in_scope:
-            raise ScopeViolation
+        check_scope(RawHit(small.cue_rows, record), small.sources, small.roots, small.in_scope)  # as every row
         rowids.append(int(record["message_rowid"]))
     return tuple(rowids)
 
