@@ -305,13 +305,21 @@ def test_fts_first_and_scope_set_plans_return_the_same_evidence(
     ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"],
            "terms": ["stripe", "billing", "ModuleNotFoundError"]}
     monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 0)  # the small-scope plan has its own test below
+    scoped = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
+    # A small scope (at most SCOPE_FIRST_SESSIONS sessions) goes straight to the scope-set plan.
+    assert "prior_failure.narration.v1" in scoped["provider_meta"]["templates_run"]
+    assert "decision.messages.v1" in scoped["provider_meta"]["templates_run"]
+    assert not any(".fts_first." in t for t in scoped["provider_meta"]["templates_run"])
+    monkeypatch.setattr(engine, "SCOPE_FIRST_SESSIONS", 0)  # as a larger scope would: FTS-first first
     fast = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
     assert "prior_failure.narration.fts_first.v1" in fast["provider_meta"]["templates_run"]
+    assert "decision.messages.fts_first.v1" in fast["provider_meta"]["templates_run"]
     monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 0.0)
     slow = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
     assert "prior_failure.narration.v1" in slow["provider_meta"]["templates_run"]
     assert "decision.messages.v1" in slow["provider_meta"]["templates_run"]
-    assert fast["result"]["items"] == slow["result"]["items"]
+    assert fast["result"]["items"] == slow["result"]["items"] == scoped["result"]["items"]
+    assert fast["result"]["items"], "no item: the comparison shows nothing"
 
 
 def test_small_scope_plans_return_the_rows_of_the_full_plans(

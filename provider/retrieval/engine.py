@@ -38,6 +38,11 @@ SCOPE_ROWS = ".scope_rows"
 CUE_ROWS = ".cue_rows"
 SMALL_SCOPE_SESSIONS = 64
 CUE_ROWS_CEILING = 4000
+#: A scope of at most this many sessions skips the FTS-first plan: its scope-set plan lists few messages, so it
+#: costs about what FTS-first costs on a rare term and far less on a common one (issue 13's bench: 100k/1M
+#: messages, 11-20 sessions: within 1 ms on rare terms, 10.7 vs 35.2 ms and 54 vs 213 ms on a common one). A
+#: larger scope tries FTS-first under its budget, where a rare term is found much faster that way.
+SCOPE_FIRST_SESSIONS = 64
 _PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS)
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
@@ -204,7 +209,8 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
             if anyterm is not None:
                 small = _SmallScopePlan(cue_plans[template.id], scope_plans[template.id], in_scope, sources, roots,
                                         f"({marker_expression(words, tokenizer)})", anyterm, remember)
-        used, rows = _run_with_plans(snap, template, first_plans.get(template.id), values, small)
+        fts_first = first_plans.get(template.id) if len(in_scope) > SCOPE_FIRST_SESSIONS else None
+        used, rows = _run_with_plans(snap, template, fts_first, values, small)
         ran.append(used.key)
         ceiling = ceiling or len(rows) >= values["limit"]
         names = snap.last_columns
@@ -242,8 +248,8 @@ def _failure_keys(hits: Sequence[RawHit]) -> list[str]:
 def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template | None,
                     values: Mapping[str, Any], small: _SmallScopePlan | None = None,
                     ) -> tuple[Template, list[tuple[Any, ...]]]:
-    """Try the small-scope plan, else the FTS-first plan under a budget (fast for rare terms), else the
-    scope-set plan.
+    """Try the small-scope plan, else the FTS-first plan under a budget (fast for rare terms; not passed for a
+    scope of at most ``SCOPE_FIRST_SESSIONS`` sessions), else the scope-set plan.
 
     FTS-first walks every match of the terms in the whole index; the scope-set plan first lists the scope's
     messages and costs time proportional to the scope. Which is faster depends on how common the terms
