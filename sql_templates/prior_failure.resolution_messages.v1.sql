@@ -2,16 +2,21 @@
 -- version: 1
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
--- params: sources roots since scope_ids failures cues head cap limit until
+-- params: sources roots since scope_ids failures cap limit until after_ts after_key after_rowid
 -- What happened after a failure, told in words: a later message of the same session, the user's (whatever its
--- words: it often supplies what was missing) or one that states a cause or fix, or supplies what was missing (:cues: "root cause", "the fix was", "now
--- passes", "I added", "switched to", granted, regenerated ... and their Chinese and Japanese forms).
+-- words: it often supplies what was missing) or the agent's when it states a cause or fix, or supplies what was
+-- missing ("root cause", "the fix was", "now passes", "I added", "switched to", granted, regenerated ... and
+-- their Chinese and Japanese forms: terms.RESOLUTION_CUES).
 -- :failures lists the failures found by the other prior_failure templates, each "session id<US>timestamp"
--- (US = char(31)); only messages of those sessions, after the first such failure, are read, and only the
--- first :head characters of each are searched for a cue. The row carries the message's first :cap characters
--- (Obelisk keeps at most 10,000): the window around the first cue and the cue count are taken in Python
--- (retrieval/evidence.py, resolution_window), for the returned rows only, exactly as SQLite's lower() and
--- instr() would take them.
+-- (US = char(31)); only messages of those sessions, after the first such failure, are read. The rows come in
+-- (timestamp, uuid, rowid) order, :limit at a time after the key (:after_ts, :after_key, :after_rowid) of the
+-- last row of the page before; Python (retrieval/engine.py, resolution rows) keeps every user message and each
+-- agent message whose first 4,000 characters hold a cue (terms.has_resolution_cue: SQLite's lower() and instr()
+-- over substr(text, 1, 4000), tested against SQLite itself), until it holds as many rows as the request allows.
+-- (95 instr() calls per message in SQL cost 20-40 ms on a common term; the same test in Python costs 2-5.)
+-- The row carries the message's first :cap characters (Obelisk keeps at most 10,000): the window around the
+-- first cue and the cue count are taken in Python (retrieval/evidence.py, resolution_window), for the kept rows
+-- only, exactly as SQLite's lower() and instr() would take them.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -33,7 +38,9 @@ SELECT m.session_id AS session_id,
        ss.git_branch AS git_branch,
        COALESCE(m.is_sidechain, 0) AS sidechain,
        m.role AS role,
-       substr(m.text, 1, :cap) AS text
+       substr(m.text, 1, :cap) AS text,
+       COALESCE(m.uuid, '') AS order_key,
+       m.rowid AS message_rowid
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id
 WHERE m.session_id IN (SELECT id FROM scope_sessions)
@@ -45,7 +52,6 @@ WHERE m.session_id IN (SELECT id FROM scope_sessions)
   AND m.session_id IN (SELECT substr(f.value, 1, instr(f.value, char(31)) - 1) FROM json_each(:failures) AS f)
   AND m.timestamp > (SELECT min(substr(f.value, instr(f.value, char(31)) + 1)) FROM json_each(:failures) AS f
                      WHERE substr(f.value, 1, instr(f.value, char(31)) - 1) = m.session_id)
-  AND (m.role = 'user'
-       OR EXISTS (SELECT 1 FROM json_each(:cues) AS c WHERE instr(lower(substr(m.text, 1, :head)), c.value) > 0))
-ORDER BY m.timestamp, m.uuid
+  AND (m.timestamp, COALESCE(m.uuid, ''), m.rowid) > (:after_ts, :after_key, :after_rowid)
+ORDER BY m.timestamp, COALESCE(m.uuid, ''), m.rowid
 LIMIT :limit

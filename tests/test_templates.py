@@ -288,6 +288,9 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "pre": 40,
     "window": 300,
     "cap": 12000,
+    "after_ts": "",
+    "after_key": "",
+    "after_rowid": -(2**63),
     "limit": 20,
     "cues": json.dumps(["error", "because", "原因"]),
     "failures": json.dumps([]),  # set per run below from the scope's sessions

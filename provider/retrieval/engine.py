@@ -21,6 +21,7 @@ from .terms import (
     RESOLUTION_CUES,
     PreparedTerms,
     combined_expression,
+    has_resolution_cue,
     marker_expression,
     match_variants,
     unsegmented,
@@ -210,7 +211,10 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 small = _SmallScopePlan(cue_plans[template.id], scope_plans[template.id], in_scope, sources, roots,
                                         f"({marker_expression(words, tokenizer)})", anyterm, remember)
         fts_first = first_plans.get(template.id) if len(in_scope) > SCOPE_FIRST_SESSIONS else None
-        used, rows = _run_with_plans(snap, template, fts_first, values, small)
+        if "after_rowid" in template.params:
+            used, rows = template, _cue_rows_paged(snap, template, values)
+        else:
+            used, rows = _run_with_plans(snap, template, fts_first, values, small)
         ran.append(used.key)
         ceiling = ceiling or len(rows) >= values["limit"]
         names = snap.last_columns
@@ -266,6 +270,47 @@ def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template 
         except StatementBudgetExceeded:
             pass
     return template, snap.rows(template.sql, _params(template, values))
+
+
+#: Rows of ``prior_failure.resolution_messages`` read per page; a page holds at most this many message texts
+#: of ``MESSAGE_CAP`` characters.
+RESOLUTION_PAGE = 500
+_KEY_COLUMNS = ("order_key", "message_rowid")  # the page key's columns, not part of the row handed on
+_MIN_ROWID = -(2**63)
+
+
+def _cue_rows_paged(snap: ReadSnapshot, template: Template, values: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """The rows of ``prior_failure.resolution_messages``: every user message and each agent message holding a
+    resolution cue (:func:`terms.has_resolution_cue`), in the template's order, at most ``:limit``.
+
+    The template lists the candidates in (timestamp, uuid, rowid) order, a page at a time after the last key, so
+    the cue test runs in Python, once per message, and no more pages are read than the answer needs.
+    ``snap.last_columns`` are left as a template's: the key columns are dropped from every row."""
+    limit = int(values["limit"])
+    kept: list[tuple[Any, ...]] = []
+    after: tuple[Any, Any, Any] = ("", "", _MIN_ROWID)
+    names: tuple[str, ...] = ()
+    while True:
+        page = snap.rows(template.sql, _params(template, {**values, "limit": RESOLUTION_PAGE, "after_ts": after[0],
+                                                          "after_key": after[1], "after_rowid": after[2]}))
+        names = snap.last_columns or names
+        if not page:
+            break
+        at = {name: i for i, name in enumerate(names)}
+        role, text, stamp, key, rowid = (at["role"], at["text"], at["observed_at"], at["order_key"],
+                                         at["message_rowid"])
+        for row in page:
+            if row[role] == "user" or has_resolution_cue(row[text]):
+                kept.append(row)
+                if len(kept) >= limit:
+                    break
+        if len(kept) >= limit or len(page) < RESOLUTION_PAGE:
+            break
+        last = page[-1]
+        after = (last[stamp], last[key], last[rowid])
+    keep = [i for i, name in enumerate(names) if name not in _KEY_COLUMNS]
+    snap.last_columns = tuple(names[i] for i in keep)
+    return [tuple(row[i] for i in keep) for row in kept]
 
 
 def _small_scope_rows(snap: ReadSnapshot, small: _SmallScopePlan,

@@ -211,3 +211,22 @@ RESOLUTION_CUES = (
     "原因は", "修正しました", "直しました", "解決", "追加しました", "切り替え", "付与しました", "設定しました",
     "因为", "是由于", "导致", "已经", "好了", "ため", "せいで", "しました",
 )
+#: The cues without a non-ASCII character: all an ASCII-only text can hold.
+_ASCII_RESOLUTION_CUES = tuple(dict.fromkeys(c for c in RESOLUTION_CUES if c.isascii()))
+_ALL_RESOLUTION_CUES = tuple(dict.fromkeys(RESOLUTION_CUES))
+#: Characters of a message searched for a resolution cue (the templates' ``:head``).
+CUE_HEAD = 4000
+
+
+def has_resolution_cue(text: object) -> bool:
+    """Whether the first :data:`CUE_HEAD` characters of a message hold a resolution cue, exactly as SQLite's
+    ``EXISTS (SELECT 1 FROM json_each(:cues) AS c WHERE instr(lower(substr(text, 1, 4000)), c.value) > 0)``
+    decides it (``tests/test_resolution_cues.py`` checks against SQLite itself): ASCII case folding only, and for
+    a BLOB the first 4,000 bytes, as ``substr()`` counts a BLOB. A number is tested as the text SQLite gives it."""
+    if isinstance(text, bytes):
+        low = text[:CUE_HEAD].lower()  # bytes.lower() folds ASCII letters only, as SQLite's lower()
+        return any(cue.encode() in low for cue in _ALL_RESOLUTION_CUES)
+    if not isinstance(text, str):
+        return False
+    head = ascii_lower(text[:CUE_HEAD])
+    return any(cue in head for cue in (_ASCII_RESOLUTION_CUES if head.isascii() else _ALL_RESOLUTION_CUES))
