@@ -21,7 +21,8 @@ OLD_SQL = ("SELECT EXISTS (SELECT 1 FROM json_each(:cues) AS c "
 
 CONN = apsw.Connection(":memory:")
 PIECES = st.sampled_from([*RESOLUTION_CUES[:15], *RESOLUTION_CUES[-12:], "Root Cause", "FIXED", "The Fix",
-                          "ROOT CAUSE", "İnstalled", "ǅ", "ß", "\u212a", "WOR\u212aS NOW", "\u00e9", "x", " ", "\n", "😀", "Ａ", "修", "复"])
+                          "ROOT CAUSE", "İnstalled", "ǅ", "ß", "\u212a", "WOR\u212aS NOW", "\u00e9", "x", " ", "\n",
+                          "😀", "Ａ", "修", "复"])
 
 
 def sqlite_has_cue(text: str | bytes) -> bool:

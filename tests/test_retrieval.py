@@ -357,6 +357,10 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
             answers[small] = _ask(info, manifest, tmp_path, agent=agent, repo=repo,
                                   types=["prior_failure", "decision"], terms=terms)
         run = answers[True]["provider_meta"]["templates_run"]
+        if "prior_failure.narration.term_probe.v1" in run:  # no message of the scope matches the terms at all
+            assert "prior_failure.narration.term_probe.v1" in answers[False]["provider_meta"]["templates_run"]
+            assert answers[True]["result"]["items"] == answers[False]["result"]["items"]
+            continue
         assert "prior_failure.narration.scope_rows.v1" in run and "decision.messages.scope_rows.v1" in run
         assert "prior_failure.narration.v1" in answers[False]["provider_meta"]["templates_run"]
         assert "decision.messages.v1" in answers[False]["provider_meta"]["templates_run"]
@@ -365,6 +369,35 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
     for full in ("prior_failure.narration", "decision.messages"):
         assert seen[f"{full}.scope_rows"] == seen[full]
         assert any(seen[full]), f"no case found a {full} row: the test shows nothing"
+
+
+def test_the_term_probe_answers_only_for_terms_the_scope_never_mentions(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The term probe (``X.term_probe``) answers the FTS templates with no row when no message of the scope
+    matches the terms; then the answer equals the one the templates themselves give. A term of another scope
+    only is probed away too; a term of this scope is not."""
+    from obelisk_session_evidence.retrieval import engine
+
+    info, manifest = fx
+    probes = ("prior_failure.narration.term_probe.v1", "decision.messages.term_probe.v1",
+              "decision.reasoning.term_probe.v1")
+    ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"]}
+    canary = manifest["canaries"][0]  # planted outside every enabled scope
+    original = engine._has_term_hit
+    for terms, probed in ((["zzqqxx-never-written"], True), (canary["terms"][:1], True),
+                          (["stripe", "billing", "ModuleNotFoundError"], False)):
+        monkeypatch.setattr(engine, "_has_term_hit", original)
+        with_probe = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
+        run = with_probe["provider_meta"]["templates_run"]
+        assert all((p in run) == probed for p in probes), (terms, run)
+        monkeypatch.setattr(engine, "_has_term_hit", lambda *a, **k: True)  # the probe off: every template runs
+        without = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
+        assert not any(p in without["provider_meta"]["templates_run"] for p in probes)
+        assert "prior_failure.narration.v1" in without["provider_meta"]["templates_run"] or \
+            "prior_failure.narration.scope_rows.v1" in without["provider_meta"]["templates_run"]
+        assert with_probe["result"]["items"] == without["result"]["items"]
+        if not probed:
+            assert with_probe["result"]["items"], "no item: the comparison shows nothing"
 
 
 def test_a_one_shot_query_skips_the_small_scope_plan_and_answers_the_same(

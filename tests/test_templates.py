@@ -324,3 +324,15 @@ def test_templates_execute_on_real_obelisk(tmp_path: Path) -> None:
                        for root in json.loads(SAMPLE_PARAMS["roots"])), key
     assert sum(len(rows) for rows in results.values()) > 0
     assert hashlib.sha256(shared.read_bytes()).hexdigest() == before
+
+
+def test_the_term_probes_are_one_statement() -> None:
+    """The engine asks the term probe once per request for all FTS templates (``engine._has_term_hit`` keys its
+    answer by the expression alone), so every ``.term_probe`` template must be the same statement."""
+    from obelisk_session_evidence.retrieval.templates import load_templates
+
+    probes = [t for t in load_templates() if t.id.endswith(".term_probe")]
+    assert len(probes) == 3
+    bodies = {t.sql[t.sql.index("WITH scope_sessions"):] for t in probes}
+    assert len(bodies) == 1
+    assert {t.params for t in probes} == {probes[0].params}

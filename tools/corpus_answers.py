@@ -27,7 +27,8 @@ Normalised away, and only these, because they vary legitimately between two runs
 * ``provider_meta.templates_run``: ``X.fts_first.vN`` is written ``X.vN``. Which of a template's two plans
   answered is chosen by time (the FTS-first plan gets a 25 ms budget, then the full plan runs), so it varies
   with the machine's load; the items must not, and they are compared. Likewise ``X.scope_rows.vN`` (the
-  small-scope plan, used when the scope is small and its answer was not cut) is written ``X.vN``;
+  small-scope plan, used when the scope is small and its answer was not cut) and ``X.term_probe.vN`` (the term
+  probe, which answers ``X`` with no row when no message of the scope matches the terms) are written ``X.vN``;
 * ``provider_meta.freshness_detail``: only ``stale``, ``unindexed``, ``missing_on_disk`` and the
   ``unknown_reason_*`` flags are kept (the verdict, ``freshness``, is always kept). The other counters count
   different things since issue 13, by design: ``units_in_scope`` leaves out indexed, unchanged files that no
@@ -73,7 +74,7 @@ def normalise(envelope: Mapping[str, Any]) -> dict[str, Any]:
         meta.pop("since", None)
         if isinstance(meta.get("templates_run"), list):
             meta["templates_run"] = [str(t).replace(".fts_first.", ".").replace(".scope_rows.", ".")
-                                  for t in meta["templates_run"]]
+                                     .replace(".term_probe.", ".") for t in meta["templates_run"]]
         detail = meta.get("freshness_detail")
         if isinstance(detail, dict):
             meta["freshness_detail"] = {k: v for k, v in detail.items()

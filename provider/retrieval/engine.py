@@ -37,6 +37,11 @@ FTS_FIRST_BUDGET_MS = 25.0
 #: scope has at most ``SMALL_SCOPE_SESSIONS`` sessions and fewer than ``CUE_ROWS_CEILING`` such messages.
 SCOPE_ROWS = ".scope_rows"
 CUE_ROWS = ".cue_rows"
+#: The term probe of an FTS template (``.term_probe``): one message of the scope matching the query terms alone.
+#: Without one, every FTS template (the terms AND more) has no row: the probe answers them, and they do not run.
+#: The probes of the templates are one statement, run once per request under ``TERM_PROBE_BUDGET_MS``.
+TERM_PROBE = ".term_probe"
+TERM_PROBE_BUDGET_MS = 5.0
 SMALL_SCOPE_SESSIONS = 64
 CUE_ROWS_CEILING = 4000
 #: A scope of at most this many sessions skips the FTS-first plan: its scope-set plan lists few messages, so it
@@ -44,7 +49,7 @@ CUE_ROWS_CEILING = 4000
 #: messages, 11-20 sessions: within 1 ms on rare terms, 10.7 vs 35.2 ms and 54 vs 213 ms on a common one). A
 #: larger scope tries FTS-first under its budget, where a rare term is found much faster that way.
 SCOPE_FIRST_SESSIONS = 64
-_PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS)
+_PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS, TERM_PROBE)
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
@@ -177,6 +182,8 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     first_plans = {t.id.removesuffix(FTS_FIRST): t for t in templates if t.id.endswith(FTS_FIRST)}
     scope_plans = {t.id.removesuffix(SCOPE_ROWS): t for t in templates if t.id.endswith(SCOPE_ROWS)}
     cue_plans = {t.id.removesuffix(CUE_ROWS): t for t in templates if t.id.endswith(CUE_ROWS)}
+    probe_plans = {t.id.removesuffix(TERM_PROBE): t for t in templates if t.id.endswith(TERM_PROBE)}
+    term_hits: dict[str, bool] = {}  # the terms' FTS expression -> whether the scope holds a message matching it
     # Templates that follow up found failures (``:failures``) run last, over the failures found before them.
     ordered = sorted(templates, key=lambda t: "failures" in t.params)
     for template in ordered if in_scope else ():
@@ -203,6 +210,13 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 skipped.append(template.key)
                 continue
             values["fts"] = expression
+            probe = probe_plans.get(template.id)
+            terms_only = combined_expression(terms, [], tokenizer) if probe is not None else None
+            if probe is not None and terms_only is not None and \
+                    not _has_term_hit(snap, probe, {**values, "fts": terms_only, "limit": 1}, term_hits,
+                                     sources=sources, roots=roots, in_scope=in_scope):
+                ran.append(probe.key)  # answered by its term probe: no message of the scope matches the terms
+                continue
         small = None
         if remember is not None and template.id in scope_plans and template.id in cue_plans and words \
                 and len(in_scope) <= SMALL_SCOPE_SESSIONS:
@@ -270,6 +284,24 @@ def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template 
         except StatementBudgetExceeded:
             pass
     return template, snap.rows(template.sql, _params(template, values))
+
+
+def _has_term_hit(snap: ReadSnapshot, probe: Template, values: Mapping[str, Any], known: dict[str, bool], *,
+                  sources: Sequence[str], roots: Roots, in_scope: frozenset[str]) -> bool:
+    """Whether a message of the scope matches the terms alone (``values["fts"]``), asked once per expression in a
+    request (``known``); True when the probe's budget ran out (the templates then run and decide)."""
+    expression = str(values["fts"])
+    if expression not in known:
+        try:
+            rows = snap.rows(probe.sql, _params(probe, values), budget_ms=TERM_PROBE_BUDGET_MS)
+        except StatementBudgetExceeded:
+            known[expression] = True
+        else:
+            names = snap.last_columns
+            for row in rows:
+                check_scope(RawHit(probe, dict(zip(names, row, strict=True))), sources, roots, in_scope)
+            known[expression] = bool(rows)
+    return known[expression]
 
 
 #: Rows of ``prior_failure.resolution_messages`` read per page; a page holds at most this many message texts
