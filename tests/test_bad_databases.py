@@ -605,7 +605,7 @@ def test_rows_far_over_ten_thousand_characters(fx: Fx, tmp_path: Path, isolated_
     max_snippet_chars and max_total_chars, fast, and read through substr (no template cell reaches Python
     longer than the provider's read window)."""
     from obelisk_session_evidence.index.connection import ReadSnapshot
-    from obelisk_session_evidence.retrieval.engine import READ_HEAD, READ_TAIL
+    from obelisk_session_evidence.retrieval.engine import MESSAGE_CAP, READ_HEAD, READ_TAIL
     from obelisk_session_evidence.retrieval.templates import load_templates
 
     db = _copy(fx, tmp_path, "huge.sqlite")
@@ -630,15 +630,21 @@ def test_rows_far_over_ten_thousand_characters(fx: Fx, tmp_path: Path, isolated_
            "VALUES ('huge-text', ?, 'assistant', '2026-10-30T10:00:01.000Z', 'assistant', ?, 'text', ?, "
            "'claude')", (session, text, cwd)))
 
-    templates = {t.sql for t in load_templates()}
+    # Every template's cells are cut at the read window; prior_failure.resolution_messages hands Python a
+    # message's first MESSAGE_CAP characters (its cue test and window are taken in Python).
+    caps = {t.sql: MESSAGE_CAP if t.id == "prior_failure.resolution_messages" else max(READ_HEAD, READ_TAIL)
+            for t in load_templates()}
     widest: list[int] = []
+    over: list[tuple[int, int]] = []
     original = ReadSnapshot.rows
 
     def measuring(self: ReadSnapshot, sql: str, params: Any = (), **kwargs: Any) -> list[tuple[Any, ...]]:
         rows = original(self, sql, params, **kwargs)
-        if sql in templates:
-            widest.append(max((len(v) for row in rows for v in row if isinstance(v, (str, bytes))),
-                              default=0))
+        if sql in caps:
+            width = max((len(v) for row in rows for v in row if isinstance(v, (str, bytes))), default=0)
+            widest.append(width)
+            if width > caps[sql]:
+                over.append((width, caps[sql]))
         return rows
 
     monkeypatch.setattr(ReadSnapshot, "rows", measuring)
@@ -653,7 +659,7 @@ def test_rows_far_over_ten_thousand_characters(fx: Fx, tmp_path: Path, isolated_
         assert envelope["provider_meta"]["total_chars"] == sum(len(i["snippet"]) for i in items)
         assert envelope["provider_meta"]["total_chars"] <= limits["max_total_chars"]
         assert elapsed < 5, elapsed
-        assert widest and max(widest) <= max(READ_HEAD, READ_TAIL), widest
+        assert widest and not over, over
         print(f"BADDB: huge_rows max_snippet_chars={limits['max_snippet_chars']} items={len(items)} "
               f"longest_snippet={max(len(i['snippet']) for i in items)} "
               f"total_chars={envelope['provider_meta']['total_chars']} widest_cell={max(widest)} "
