@@ -160,3 +160,22 @@ def test_scope_template_selects_exactly_the_sessions_under_a_root(tmp_path_facto
     expected = {f"s{i}" for i, p in enumerate(paths)
                 if any(_under(p, r) for r in bound.spellings) and Roots.of(roots).contains(p)}
     assert found == expected
+
+
+# ------------------------------------------------------------------------------- the unit rows
+
+
+def test_unit_rows_are_exactly_the_rows_of_the_given_paths(tmp_path: Path) -> None:
+    """One row per given path that has one (duplicates, absent paths, a path that is a prefix of another and
+    the markers' neighbours included), whatever the order the paths come in."""
+    stored = ["/h/a.jsonl", "/h/a.jsonl.bak", "/h/a", "/h/b/c.jsonl", "__last_build__", "/h/é.jsonl"]
+    db = _db(tmp_path / "i.sqlite", stored)
+    asked = ["/h/b/c.jsonl", "/h/a.jsonl", "/nope", "/h/a.jsonl", "/h/é.jsonl", "/h/a.json", "/h/"]
+
+    def work(snap: ReadSnapshot) -> tuple[object, object]:
+        return (read_unit_rows(snap, asked, has_cursor=True), read_unit_rows(snap, asked, has_cursor=False))
+
+    with_cursor, without = _read(db, work)
+    found = {"/h/a.jsonl", "/h/b/c.jsonl", "/h/é.jsonl"}
+    assert with_cursor == {p: (p, 1.0, 2, "c") for p in found}
+    assert without == {p: (p, 1.0, 2, None) for p in found}
