@@ -160,3 +160,50 @@ def test_scope_template_selects_exactly_the_sessions_under_a_root(tmp_path_facto
     expected = {f"s{i}" for i, p in enumerate(paths)
                 if any(_under(p, r) for r in bound.spellings) and Roots.of(roots).contains(p)}
     assert found == expected
+
+
+# ----------------------------------------------------- the archive probe's seek (has_rows_under)
+
+_PROBE_PARTS = st.sampled_from(["a", "a/", "a.", "a-", "a0", "a.\U0010ffff\U0010ffff\U0010ffff\U0010ffff\U0010ffff",
+                                "\U0010ffff", "/", ".", "-", "0", "b", "é", "\x01"])
+_PROBE_PATHS = st.lists(_PROBE_PARTS, min_size=1, max_size=4).map("".join)
+
+
+@settings(max_examples=80, deadline=None)
+@example(paths=["a.\U0010ffff\U0010ffff\U0010ffff\U0010ffff\U0010ffff", "a/x"], prefix="a/")  # between: range probe
+@example(paths=["a.\U0010ffff\U0010ffff\U0010ffff\U0010ffff\U0010ffff"], prefix="a/")
+@example(paths=["a-", "a0"], prefix="a/")  # the first path after is past the prefix
+@example(paths=["a/", "__last_build__"], prefix="a/")
+@example(paths=["a\x01"], prefix="a\x01")  # a prefix whose last character is the lowest above NUL
+@given(paths=st.lists(_PROBE_PATHS, min_size=0, max_size=12),
+       prefix=_PROBE_PATHS.filter(lambda p: not p.endswith("\U0010ffff")))  # the range needs a character above
+def test_prefix_probe_answers_as_the_range_does(tmp_path_factory: pytest.TempPathFactory, paths: list[str],
+                                                 prefix: str) -> None:
+    """``has_rows_under`` (a seek with the skip-scan's statement, a range probe only when the seek cannot tell)
+    says exactly whether some path starts with the prefix, as the range ``PREFIX_SQL`` and Python do."""
+    from obelisk_session_evidence.index.scope_state import PREFIX_SQL
+
+    db = _db(tmp_path_factory.mktemp("probe") / "i.sqlite", sorted(set(paths)))
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+    def work(snap: ReadSnapshot) -> tuple[bool, bool]:
+        return has_rows_under(snap, prefix), snap.one(PREFIX_SQL, {"lo": prefix, "hi": upper}) is not None
+
+    mine, ranged = _read(db, work)
+    assert mine == ranged == any(p.startswith(prefix) for p in paths)
+
+
+def test_unit_rows_are_exactly_the_rows_of_the_given_paths(tmp_path: Path) -> None:
+    """One row per given path that has one (duplicates, absent paths, a path that is a prefix of another and
+    the markers' neighbours included), whatever the order the paths come in."""
+    stored = ["/h/a.jsonl", "/h/a.jsonl.bak", "/h/a", "/h/b/c.jsonl", "__last_build__", "/h/é.jsonl"]
+    db = _db(tmp_path / "i.sqlite", stored)
+    asked = ["/h/b/c.jsonl", "/h/a.jsonl", "/nope", "/h/a.jsonl", "/h/é.jsonl", "/h/a.json", "/h/"]
+
+    def work(snap: ReadSnapshot) -> tuple[object, object]:
+        return (read_unit_rows(snap, asked, has_cursor=True), read_unit_rows(snap, asked, has_cursor=False))
+
+    with_cursor, without = _read(db, work)
+    found = {"/h/a.jsonl", "/h/b/c.jsonl", "/h/é.jsonl"}
+    assert with_cursor == {p: (p, 1.0, 2, "c") for p in found}
+    assert without == {p: (p, 1.0, 2, None) for p in found}
