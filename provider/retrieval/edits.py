@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 _PATCH_OP = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
@@ -27,16 +26,20 @@ _CLAUDE_EDITS = frozenset({"edit", "multiedit", "write", "notebookedit", "str_re
 PATCH_MARKER = "*** Begin Patch"
 
 
-@dataclass
 class FileEdit:
     """One file's change: ``op`` is add, update, delete, write, edit or notebook."""
 
-    op: str
-    path: str
-    moved_to: str | None = None
-    symbols: list[str] = field(default_factory=list)  # ``@@`` context lines (the function or class touched)
-    removed: list[str] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
+    __slots__ = ("added", "moved_to", "op", "path", "removed", "symbols")
+
+    def __init__(self, op: str, path: str, *, moved_to: str | None = None, symbols: list[str] | None = None,
+                 removed: list[str] | None = None, added: list[str] | None = None) -> None:
+        self.op = op
+        self.path = path
+        self.moved_to = moved_to
+        #: ``@@`` context lines (the function or class touched)
+        self.symbols: list[str] = [] if symbols is None else symbols
+        self.removed: list[str] = [] if removed is None else removed
+        self.added: list[str] = [] if added is None else added
 
 
 def _loads(value: str | None) -> Any:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _CLAUDE_EXIT = re.compile(r"\AExit code (-?\d+)[ \t]*(?:\n|\Z)")
 _HEADER_LINE = re.compile(
@@ -39,8 +39,7 @@ _INNER = (
 )
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What a tool call's result says about the call."""
 
     output: str  # the tool's own output, wrappers and headers removed

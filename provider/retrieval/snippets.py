@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..bounding.redact import redact
 from .edits import FileEdit
@@ -49,8 +49,7 @@ _SUMMARY = re.compile(
     r"All checks passed|^\s*Success\.|^Done\b")
 
 
-@dataclass(frozen=True)
-class ReadWindow:
+class ReadWindow(NamedTuple):
     """How a message or summary window is read: ``budget`` characters may be shown, starting up to ``pre``
     characters before the first term; the SQL reads :data:`MARGIN` more on each side (``sql_pre``,
     ``length``)."""
@@ -75,12 +74,14 @@ class ReadWindow:
         return self.budget + self.pre + 2 * MARGIN
 
 
-@dataclass
 class Shown:
     """Composed text and the redactions made while composing it."""
 
-    text: str
-    redactions: Counter[str] = field(default_factory=Counter)
+    __slots__ = ("redactions", "text")
+
+    def __init__(self, text: str, redactions: Counter[str] | None = None) -> None:
+        self.text = text
+        self.redactions: Counter[str] = Counter() if redactions is None else redactions
 
 
 def squash(text: str) -> str:

@@ -17,7 +17,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..errors import InvalidQueryTerms
 
@@ -54,15 +54,14 @@ def fts_string(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-@dataclass(frozen=True)
-class PreparedTerms:
+class PreparedTerms(NamedTuple):
     """The request's terms after normalisation, ready for binding."""
 
     terms: tuple[str, ...]                 # normalised, de-duplicated, in request order
     instr_terms: tuple[str, ...]           # lower-cased for instr() scoring (SQLite lower semantics)
     fts_terms: tuple[str, ...]             # FTS5 strings that reach MATCH
     post_filter_terms: tuple[str, ...]     # short terms under trigram, applied by instr only
-    degradations: tuple[str, ...] = field(default=())
+    degradations: tuple[str, ...] = ()
 
     def fts_any(self) -> str | None:
         return " OR ".join(self.fts_terms) if self.fts_terms else None
