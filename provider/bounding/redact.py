@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import bisect
 import re
-import string
 import types
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .redact_entropy import KINDS as _ENTROPY_KINDS
 from .redact_entropy import RULES as _ENTROPY_RULES
@@ -78,12 +77,11 @@ def placeholder(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-@dataclass(frozen=True)
-class Redacted:
+class Redacted(NamedTuple):
     """Redacted text and the number of redactions by kind (only kinds with a count > 0)."""
 
     text: str
-    counts: Mapping[str, int] = field(default_factory=lambda: types.MappingProxyType({}), hash=False)
+    counts: Mapping[str, int] = types.MappingProxyType({})
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -102,7 +100,12 @@ _CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "auth")
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+")
 _KEY_FOLLOWS = re.compile(r":(?![=:])")  # a quoted "value" directly followed by ``:`` is the next key
 _MASK_CHARS = frozenset("*xX•.-_#?·")
-_ALNUM = frozenset(string.ascii_letters + string.digits)
+#: ``string.ascii_lowercase``, ``ascii_uppercase`` and ``digits``, spelled out (``string`` is not imported: cold
+#: start).
+_ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_ASCII_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_ASCII_DIGITS = "0123456789"
+_ALNUM = frozenset(_ASCII_LOWER + _ASCII_UPPER + _ASCII_DIGITS)
 
 
 def _value_text(m: re.Match[str]) -> tuple[str, bool]:
@@ -159,9 +162,9 @@ def _accept_password(_value: str, m: re.Match[str]) -> bool:
     return not _is_prose(value, quoted, m)
 
 
-_LOWER = frozenset(string.ascii_lowercase)
-_UPPER = frozenset(string.ascii_uppercase)
-_DIGITS = frozenset(string.digits)
+_LOWER = frozenset(_ASCII_LOWER)
+_UPPER = frozenset(_ASCII_UPPER)
+_DIGITS = frozenset(_ASCII_DIGITS)
 
 
 def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
