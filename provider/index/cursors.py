@@ -24,7 +24,6 @@ are NamedTuples (the tombstone, which has no field, a plain class): one is built
 
 from __future__ import annotations
 
-import binascii
 import functools
 import json
 import math
@@ -54,8 +53,18 @@ MAX_CURSOR_CHARS: Final = 2 * 1024 * 1024
 MAX_CODEX_V4_STATE_CHARS: Final = 1024 * 1024
 
 _PI_SNAPSHOT_TAG: Final = "pi-snapshot-v1"
-_NUMBER_RE: Final = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_B64URL_RE: Final = re.compile(r"[A-Za-z0-9_\-]*={0,2}")
+
+
+@functools.cache
+def _number_re() -> re.Pattern[str]:
+    """A JS number's text (read only where a cursor field is not plain decimal; compiled on first use)."""
+    return re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+@functools.cache
+def _b64url_re() -> re.Pattern[str]:
+    """A base64url field (a Codex v4 cursor's state only; compiled on first use)."""
+    return re.compile(r"[A-Za-z0-9_\-]*={0,2}")
 
 
 @functools.cache
@@ -153,7 +162,7 @@ def _ms(text: str) -> float | None:
     """A finite, non-negative millisecond value from JS ``Number#toString`` text, else None."""
     if text.isascii() and text.replace(".", "", 1).isdigit():  # plain decimal: the common case
         return float(text)
-    if not _NUMBER_RE.fullmatch(text):
+    if not _number_re().fullmatch(text):
         return None
     value = float(text)
     if not math.isfinite(value) or value < 0:
@@ -187,9 +196,10 @@ def ino_matches(stored: int | None, actual: int) -> bool:
 
 def decode_codex_v4_source_size(field: str, *, max_chars: int = MAX_CODEX_V4_STATE_CHARS) -> int | None:
     """``sourceSize`` from the base64url JSON state of a Codex v4 cursor; None when it cannot be trusted."""
-    if not field or len(field) > max_chars or not _B64URL_RE.fullmatch(field):
+    if not field or len(field) > max_chars or not _b64url_re().fullmatch(field):
         return None
     import base64  # only a Codex v4 cursor is base64url (cold start)
+    import binascii
 
     padded = field + "=" * (-len(field) % 4)
     try:

@@ -15,13 +15,20 @@ read as patch text, so the file names still come through.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
-_PATCH_OP = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
-_PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+?)\s*$")
+
+@functools.cache
+def _patch_lines() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The ``*** Add/Update/Delete File:`` and ``*** Move to:`` lines of a patch (compiled on first use: only
+    a patch is read with them)."""
+    return re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$"), re.compile(r"^\*\*\* Move to: (.+?)\s*$")
+
+
 _CLAUDE_EDITS = frozenset({"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool"})
 PATCH_MARKER = "*** Begin Patch"
 
@@ -63,17 +70,18 @@ def parse_patch(text: str) -> list[FileEdit]:
         return []
     edits: list[FileEdit] = []
     current: FileEdit | None = None
+    patch_op, patch_move = _patch_lines()
     for line in text[start:].split("\n")[1:]:
         if line.startswith("*** End Patch"):
             break
-        op = _PATCH_OP.match(line)
+        op = patch_op.match(line)
         if op:
             current = FileEdit(op=op.group(1).lower(), path=op.group(2))
             edits.append(current)
             continue
         if current is None:
             continue
-        move = _PATCH_MOVE.match(line)
+        move = patch_move.match(line)
         if move:
             current.moved_to = move.group(1)
         elif line.startswith("@@"):
