@@ -1,13 +1,17 @@
-"""Where the package data lives: the SQL templates and the schema snapshots, found with ``importlib.resources``.
+"""Where the package data lives: the SQL templates and the schema snapshots, each a subpackage's own folder.
 
 In the repository they sit beside ``provider/`` (``sql_templates/``, ``schema_snapshots/``); the build maps them
 into the installed package (``pyproject.toml``), so the same lookup serves an installed wheel and an editable
 install, and no runtime path climbs out of the package.
+
+The folder is the one the import system found the subpackage's ``__init__.py`` in (what
+``importlib.resources.files`` answers for a package on the file system), taken without importing
+``importlib.resources``: that module pulls ``tempfile``, ``zipfile`` and more into every cold ``query``.
 """
 
 from __future__ import annotations
 
-from importlib.resources import files
+import importlib
 from pathlib import Path
 
 #: The installed import name (``obelisk_session_evidence``), taken from this module's own name.
@@ -19,7 +23,8 @@ def data_dir(name: str) -> Path:
 
     The package is installed as plain files (wheel or editable), so the folder is a real directory.
     """
-    found = files(f"{PACKAGE}.{name}")
-    if not isinstance(found, Path):  # pragma: no cover - a zipped install is not supported
+    init = importlib.import_module(f"{PACKAGE}.{name}").__file__
+    found = Path(init).parent if init else None
+    if found is None or not found.is_dir():  # pragma: no cover - a zipped install is not supported
         raise TypeError("package data is not on a file system")
     return found

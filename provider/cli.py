@@ -7,16 +7,19 @@ private is ever written to stderr: argparse usage errors name options only.
 
 from __future__ import annotations
 
-import argparse
+import functools
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from ._version import PROVIDER_ID
+
+if TYPE_CHECKING:
+    import argparse
+    import re
 
 PROG = PROVIDER_ID
 #: stdin is read only up to this many bytes (+1 to detect oversize); see provider.contract.parse.
@@ -225,20 +228,33 @@ def cmd_qualify(args: argparse.Namespace) -> int:
 
 #: sysexits.h EX_USAGE: the command line itself was wrong (distinct from a rejected request's 2).
 EX_USAGE = 64
-#: "invalid choice: 'x'", "invalid int value: 'x'": the value given is dropped, the option's name kept.
-_GIVEN_VALUE = re.compile(r"(invalid [\w ]+?): ('[^']*'|\S+)")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors on exit 64, nothing on stdout, and no argument value echoed to stderr."""
+@functools.cache
+def _given_value() -> re.Pattern[str]:
+    """What a usage error's value looks like (``invalid choice: 'x'``, ``invalid int value: 'x'``): the value
+    given is dropped, the option's name kept. Compiled on the first usage error."""
+    import re
 
-    def error(self, message: str) -> NoReturn:
-        if message.startswith("unrecognized arguments"):
-            message = "unrecognized arguments"
-        text = _GIVEN_VALUE.sub(r"\1", message)
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: {text}\n")
-        raise SystemExit(EX_USAGE)
+    return re.compile(r"(invalid [\w ]+?): ('[^']*'|\S+)")
+
+
+@functools.cache
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """argparse with usage errors on exit 64, nothing on stdout, and no argument value echoed to stderr
+    (defined on first use: a plain ``query`` does not import argparse, see :func:`_query_args`)."""
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            if message.startswith("unrecognized arguments"):
+                message = "unrecognized arguments"
+            text = _given_value().sub(r"\1", message)
+            self.print_usage(sys.stderr)
+            sys.stderr.write(f"{self.prog}: error: {text}\n")
+            raise SystemExit(EX_USAGE)
+
+    return _Parser
 
 
 #: The exit-code table, shown by ``--help`` (the README's table says the same).
@@ -272,7 +288,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     def wanted(name: str) -> bool:
         return only is None or name == only
 
-    parser = _Parser(
+    import argparse
+
+    parser = _parser_class()(
         prog=PROG,
         description="Read-only, scoped, bounded historical evidence from an Obelisk session index "
                     "(RFC historical_evidence_*_v0).",
@@ -406,10 +424,42 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: The options of ``query``, each taking one value.
+_QUERY_OPTIONS = ("--db", "--config", "--request")
+
+
+def _query_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """A ``query`` command line read without argparse (its import and parser cost several ms of every cold
+    start), when it holds only ``--db``, ``--config`` and ``--request``, each at most once, as ``--name VALUE``
+    (a value that does not start with ``-``, or is ``-`` itself) or ``--name=VALUE``: then exactly the
+    namespace argparse gives for it (``tests/test_cli.py`` compares the two). None for any other command line,
+    which argparse reads (with its abbreviations, help and usage errors)."""
+    if not argv or argv[0] != "query":
+        return None
+    values: dict[str, str] = {}
+    at = 1
+    while at < len(argv):
+        name, equals, value = argv[at].partition("=")
+        if name not in _QUERY_OPTIONS or name in values:
+            return None
+        if not equals:
+            at += 1
+            if at == len(argv) or (argv[at].startswith("-") and argv[at] != "-"):
+                return None
+            value = argv[at]
+        values[name] = value
+        at += 1
+    from types import SimpleNamespace
+
+    return cast("argparse.Namespace", SimpleNamespace(command="query", db=values.get("--db"),
+                                                      config=values.get("--config"),
+                                                      request=values.get("--request"), func=cmd_query))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     first = args_list[0] if args_list else None
-    args = _parser(first if first in EXAMPLES else None).parse_args(args_list)
+    args = _query_args(args_list) or _parser(first if first in EXAMPLES else None).parse_args(args_list)
     try:
         code: int = args.func(args)
     except BrokenPipeError:  # the reader went away (e.g. `| head`): nothing more to say, and no traceback

@@ -26,9 +26,8 @@ import json
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from .errors import ConfigInvalid
 
@@ -56,11 +55,33 @@ def content_digest(value: Any) -> str:
     return bytes_digest(canonical_json(value))
 
 
-@dataclass(frozen=True)
 class DigestKey:
-    """The per-install key of the public digests."""
+    """The per-install key of the public digests: immutable, equal by its secret, which its repr never shows.
 
-    secret: bytes = field(repr=False)
+    A plain class (not a dataclass: a cold ``query`` imports no ``dataclasses``)."""
+
+    __slots__ = ("secret",)
+    secret: bytes
+
+    def __init__(self, secret: bytes) -> None:
+        object.__setattr__(self, "secret", secret)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        return "DigestKey()"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not DigestKey:
+            return NotImplemented
+        return self.secret == other.secret
+
+    def __hash__(self) -> int:
+        return hash((self.secret,))
 
     def of(self, value: Any) -> str:
         """``hmac-sha256:<hex>`` of a value's canonical JSON."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -39,34 +38,51 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     return Path(override) if override else Path(env.get("HOME", str(Path.home()))) / ".obelisk" / "obelisk.sqlite"
 
 
-@dataclass
+# The classes below are plain (``__slots__`` and an ``__init__``), not dataclasses: a cold ``query`` imports no
+# ``dataclasses`` (it costs more than the rest of a small request's imports together).
+
+
 class Response:
-    envelope: dict[str, Any]
-    exit_code: int
+    """One envelope and the exit code that goes with it."""
+
+    __slots__ = ("envelope", "exit_code")
+
+    def __init__(self, envelope: dict[str, Any], exit_code: int) -> None:
+        self.envelope = envelope
+        self.exit_code = exit_code
 
 
-@dataclass
 class _Read:
     """Everything taken from the index inside one snapshot (freshness is judged inside it too)."""
 
-    tokenizer: str
-    revision: str
-    run: RunReport | None
-    terms: PreparedTerms | None
-    skipped_types: tuple[str, ...]
-    freshness: Freshness = "unknown"
-    freshness_detail: dict[str, object] = field(default_factory=dict)
-    open_mode: str = ""
-    schema: tuple[str, str] = ("", "")  # verdict, nearest pinned snapshot id
-    scope_empty: bool = False  # the enabled scope's sources and roots match no session of the index at all
+    __slots__ = ("freshness", "freshness_detail", "open_mode", "revision", "run", "schema", "scope_empty",
+                 "skipped_types", "terms", "tokenizer")
+
+    def __init__(self, tokenizer: str, revision: str, run: RunReport | None, terms: PreparedTerms | None,
+                 skipped_types: tuple[str, ...], *, freshness: Freshness = "unknown",
+                 freshness_detail: dict[str, object] | None = None, open_mode: str = "",
+                 schema: tuple[str, str] = ("", ""), scope_empty: bool = False) -> None:
+        self.tokenizer = tokenizer
+        self.revision = revision
+        self.run = run
+        self.terms = terms
+        self.skipped_types = skipped_types
+        self.freshness: Freshness = freshness
+        self.freshness_detail: dict[str, object] = {} if freshness_detail is None else freshness_detail
+        self.open_mode = open_mode
+        self.schema = schema  # verdict, nearest pinned snapshot id
+        self.scope_empty = scope_empty  # the enabled scope's sources and roots match no session of the index
 
 
-@dataclass
 class _Context:
-    key: DigestKey
-    meta: dict[str, Any] = field(default_factory=dict)
-    freshness: Freshness = "unknown"
-    index_revision: str = "unknown"
+    __slots__ = ("freshness", "index_revision", "key", "meta")
+
+    def __init__(self, key: DigestKey, meta: dict[str, Any] | None = None, freshness: Freshness = "unknown",
+                 index_revision: str = "unknown") -> None:
+        self.key = key
+        self.meta: dict[str, Any] = {} if meta is None else meta
+        self.freshness: Freshness = freshness
+        self.index_revision = index_revision
 
 
 def _envelope(request_id: str | None, outcome: str, *, error: ProviderError | None = None,
@@ -455,9 +471,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     since = since_for(admitted, config, now_s)
     degradations: list[str] = []
     if admitted.request.revision is not None:
-        from dataclasses import replace
-
-        unrevised = replace(admitted, request=replace(admitted.request, revision=None))
+        unrevised = admitted._replace(request=admitted.request._replace(revision=None))
         if since == since_for(unrevised, config, now_s):
             degradations.append("revision_unresolved")  # the recency window was used instead
     read, open_mode = _read_remembering(db_path, lambda snap, memo: _read(snap, admitted, since, template_dir,

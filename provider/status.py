@@ -18,7 +18,6 @@ the database is missing or unreadable: the report says so), 1 when the config ca
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import re
@@ -130,7 +129,7 @@ class StatusReport:
             "deadline_ms": self.config.deadline_ms,
             "recency_days": self.config.recency_days,
             "revision_slack_days": self.config.revision_slack_days,
-            "ceilings": dataclasses.asdict(self.config.ceilings),
+            "ceilings": self.config.ceilings._asdict(),
             "enabled_scopes": len(self.scopes),
             "scopes": scopes,
         }

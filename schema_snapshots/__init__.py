@@ -1,2 +1,2 @@
 """Package data: the pinned Obelisk schema snapshots (``*.json``). Installed as
-``obelisk_session_evidence.schema_snapshots``; read through ``importlib.resources``."""
+``obelisk_session_evidence.schema_snapshots``; found through ``provider/_resources.py``."""

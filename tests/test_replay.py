@@ -3,7 +3,6 @@ than 200 repeat pairs and on the real-Obelisk index."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import sys
@@ -129,7 +128,7 @@ def test_recency_window_is_measured_from_the_replayed_moment(
     history = read_history(fx.db_path, sources=scope.sources, roots=scope.bound_roots())
     pairs, _ = mine(history)
     staged, key = _loaded(config, scope)
-    short = dataclasses.replace(staged, recency_days=12)
+    short = staged._replace(recency_days=12)
     near = [p for p in pairs if p.kind == "failure" and 4 < p.days_between < 10][:4]
     far = [p for p in pairs if p.kind == "failure" and 15 < p.days_between < 25][:4]
     assert len(near) == len(far) == 4

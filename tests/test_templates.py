@@ -54,7 +54,7 @@ def test_shipped_template_needs_are_enforced(template: Template) -> None:
     """Dropping any declared column of an index table that the template reads is caught."""
     rules_seen: set[tuple[str, ...]] = set()
     for table, column in sorted(template.needs):
-        reduced = Template(**{**template.__dict__, "needs": template.needs - {(table, column)}})
+        reduced = template._replace(needs=template.needs - {(table, column)})
         try:
             verify_template(reduced)
         except TemplateViolation as exc:

@@ -147,3 +147,43 @@ def test_a_quoted_command_matches_its_json_escaped_tool_input() -> None:
     assert any(v in stored for v in match_variants([term], []))
     backslash = "grep -e a\\|b app.log"
     assert any(v in json.dumps({"cmd": backslash}) for v in match_variants([backslash], []))
+
+
+
+#: The expressions ``retrieval.terms`` used before (compiling them cost about 5 ms of every cold start).
+_CJK_RE = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+_CONTROL_RE = r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]"
+
+
+def _normalise_as_before(term: str) -> str:
+    import re
+    import unicodedata
+
+    return re.sub(r"\s+", " ", re.sub(_CONTROL_RE, " ", unicodedata.normalize("NFKC", term))).strip()
+
+
+def test_character_classes_match_the_regular_expressions_they_replace() -> None:
+    """``has_cjk`` and the control-character table agree with the expressions they replace on every code point
+    and on mixed text."""
+    import re
+
+    from obelisk_session_evidence.retrieval.terms import _CONTROL_TO_SPACE, has_cjk
+
+    every = "".join(map(chr, range(0x110000)))
+    assert every.translate(_CONTROL_TO_SPACE) == re.sub(_CONTROL_RE, " ", every)
+    assert [c for c in every if has_cjk(c)] == re.findall(_CJK_RE, every)
+    for text in ("", "ascii only", "数据库连接错误 happened", "é ß \u303f", "\u30ff", "x\uf900", "\ufb00\U00020000",
+                 "a\x00b\u200b\u2028\ufeffc"):
+        assert has_cjk(text) is bool(re.search(_CJK_RE, text))
+        assert normalise(text) == _normalise_as_before(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_has_cjk_and_normalise_agree_with_the_expressions_on_any_text(text: str) -> None:
+    import re
+
+    from obelisk_session_evidence.retrieval.terms import has_cjk
+
+    assert has_cjk(text) is bool(re.search(_CJK_RE, text))
+    assert normalise(text) == _normalise_as_before(text)

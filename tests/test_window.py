@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from obelisk_session_evidence.admission.window import commit_time
 from obelisk_session_evidence.fixtures.builder import build_fixture
 from obelisk_session_evidence.service import answer
@@ -102,3 +104,18 @@ def test_each_revision_guard_holds_alone(git_repo: Path, tmp_path: Path, monkeyp
     assert commit_time(str(git_repo), "--format=1234") is None
     assert commit_time(str(git_repo), f"--output={out}") is None
     assert not out.exists()
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.floats(min_value=-3.3e9, max_value=4.2e9, allow_nan=False),
+                 st.integers(min_value=-3_300_000_000, max_value=4_200_000_000).flatmap(
+                     lambda s: st.sampled_from([s + 0.9999994, s + 0.9999995, s + 0.9999996, s + 5e-7, s - 5e-7,
+                                                s + 0.5, float(s)]))))
+def test_window_bound_is_the_second_datetime_gives(epoch_s: float) -> None:
+    """The lower bound is formatted without ``datetime`` (cold start), to the same second
+    ``datetime.fromtimestamp`` rounds to (every recency and slack setting stays inside this range)."""
+    from datetime import UTC, datetime
+
+    from obelisk_session_evidence.admission.window import _iso
+
+    assert _iso(epoch_s) == datetime.fromtimestamp(epoch_s, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")

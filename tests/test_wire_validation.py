@@ -10,7 +10,6 @@ draws valid requests and then mutates them: fields removed, added, nulled, retyp
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any
 
 import pytest
@@ -165,5 +164,5 @@ def test_the_comparison_can_tell_a_difference() -> None:
 
 def test_a_validated_request_is_immutable() -> None:
     request = validate_request(make_request())
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         request.request_id = "other"  # type: ignore[misc]

@@ -5,7 +5,7 @@ Nothing here touches the index, the clock or the filesystem, so every branch is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..contract.wire import EvidenceType, Limits, Request, Trigger
 from ..errors import (
@@ -25,8 +25,7 @@ STAGE_TRIGGERS: dict[int, frozenset[Trigger]] = {
 }
 
 
-@dataclass(frozen=True)
-class AdmittedRequest:
+class AdmittedRequest(NamedTuple):
     """What retrieval may read: exactly one enabled scope, and the request's bounded asks."""
 
     request: Request

@@ -11,9 +11,8 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .._version import PROVIDER_ID
 from ..digest import ensure_key
@@ -25,8 +24,7 @@ APP_NAME = PROVIDER_ID
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Ceilings:
+class Ceilings(NamedTuple):
     """Upper bounds no request may exceed (a request above one is rejected, naming it)."""
 
     max_sessions: int = 50
@@ -44,16 +42,14 @@ CEILING_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class RepositoryIdentity:
+class RepositoryIdentity(NamedTuple):
     kind: Literal["git", "directory"]
     root_commit: str | None = None
     remote_digests: tuple[str, ...] = ()
     worktrees: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class QualificationRecord:
+class QualificationRecord(NamedTuple):
     report_digest: str
     passed: bool
     generated_at: str
@@ -63,8 +59,7 @@ class QualificationRecord:
     synthetic_accepted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class EnabledScope:
+class EnabledScope(NamedTuple):
     agent_id: str
     project_id: str
     repository_id: str
@@ -88,13 +83,12 @@ SETTING_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderConfig:
+class ProviderConfig(NamedTuple):
     config_version: Literal[1] = 1
     deadline_ms: int = 2000
     recency_days: int = 365
     revision_slack_days: int = 7
-    ceilings: Ceilings = field(default_factory=Ceilings)
+    ceilings: Ceilings = Ceilings()
     transcript_homes: tuple[str, ...] = ()
     scopes: tuple[EnabledScope, ...] = ()
 
@@ -203,9 +197,20 @@ def config_from_json(value: Any) -> ProviderConfig:
         raise ConfigInvalid from None
 
 
+def _plain(value: Any) -> Any:
+    """A config value as JSON data: a record (a NamedTuple) as an object of its fields, any other tuple as a
+    list of its items."""
+    if isinstance(value, tuple):
+        names = getattr(value, "_fields", None)
+        if names is not None:
+            return {name: _plain(getattr(value, name)) for name in names}
+        return [_plain(item) for item in value]
+    return value
+
+
 def config_to_json(config: ProviderConfig) -> dict[str, Any]:
     """The JSON document :func:`config_from_json` reads back to ``config``."""
-    return json.loads(json.dumps(asdict(config)))  # type: ignore[no-any-return]  # tuples become lists
+    return json.loads(json.dumps(_plain(config)))  # type: ignore[no-any-return]  # a fresh JSON document
 
 
 def default_config_path(env: Mapping[str, str]) -> Path:

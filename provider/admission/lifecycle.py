@@ -22,7 +22,6 @@ qualification required), 1 the config could not be read or written.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -308,8 +307,8 @@ def _bind_repositories(draft: EnabledScope, *, include_worktrees: bool,
         identities.append(identity)
         bound.extend(extra)
     all_roots = tuple(dict.fromkeys(normalize_root(r) for r in bound))
-    scope = dataclasses.replace(
-        draft, roots=all_roots, real_roots=tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
+    scope = draft._replace(
+        roots=all_roots, real_roots=tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
         repository_identity=_merge_identity(identities))
     return scope, len(all_roots) - len(draft.roots)
 
@@ -373,7 +372,7 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
             # roots are bound under a throwaway key only to learn them (no replay report can match then).
             probe, _ = _bind_repositories(draft, include_worktrees=include_worktrees,
                                           key=existing or DigestKey(os.urandom(32)))
-            draft = dataclasses.replace(draft, qualification=_qualification(
+            draft = draft._replace(qualification=_qualification(
                 qualification_report, agent_id=draft.agent_id, project_id=draft.project_id,
                 repository_id=draft.repository_id, sources=draft.sources, roots=probe.roots, key=existing,
                 accept_synthetic=accept_synthetic, max_age_days=max_report_age_days))
@@ -381,7 +380,7 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
         scope, worktrees_bound = _bind_repositories(draft, include_worktrees=include_worktrees, key=digest_key)
         key = _key(scope)
         scopes, replaced = _merged(config.scopes, scope, replace=replace)
-        _save(config_path, dataclasses.replace(config, scopes=scopes))
+        _save(config_path, config._replace(scopes=scopes))
     except _Refused as err:
         return _fail(out, err)
     summary = scope_summary(scope, digest_key)
@@ -408,7 +407,7 @@ def disable_scope(*, config_path: Path, agent_id: str, project_id: str, out: Tex
             what = "agent and project" if repository_id is None else "agent, project and repository"
             return _fail(out, _Refused("not_enabled", f"no enabled scope for this {what}"))
         kept = tuple(s for s in config.scopes if not chosen(s))
-        _save(config_path, dataclasses.replace(config, scopes=kept))
+        _save(config_path, config._replace(scopes=kept))
     except _Refused as err:
         return _fail(out, err)
     _emit(out, {"ok": True, "action": "disabled", "removed": [_ids(s) for s in removed],

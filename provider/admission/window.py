@@ -7,8 +7,9 @@ output or errors is ever echoed.
 
 from __future__ import annotations
 
+import math
 import re
-from datetime import UTC, datetime
+import time
 
 from .admit import AdmittedRequest
 from .config import ProviderConfig
@@ -18,7 +19,16 @@ _GIT_TIMEOUT_S = 1.0
 
 
 def _iso(epoch_s: float) -> str:
-    return datetime.fromtimestamp(epoch_s, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    """The UTC second of ``epoch_s`` as ``YYYY-MM-DDTHH:MM:SS.000Z``: the second ``datetime.fromtimestamp``
+    gives (the fraction rounded half-even to microseconds first, so 0.9999996 s is the next second), taken with
+    ``time.gmtime`` (``datetime`` is not imported: cold start)."""
+    fraction, whole = math.modf(epoch_s)
+    micro = round(fraction * 1e6)
+    if micro >= 1_000_000:
+        whole += 1
+    elif micro < 0:
+        whole -= 1
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(whole))
 
 
 def commit_time(root: str, revision: str) -> float | None:

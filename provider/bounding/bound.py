@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from ..contract.wire import EvidenceItem, EvidenceType, Limits
 from .fold import Folded
@@ -20,15 +19,21 @@ from .redact import redact
 ELLIPSIS = "…"
 
 
-@dataclass
 class BoundReport:
-    items: list[EvidenceItem]
-    omitted_count: int
-    truncated: bool
-    snippets_cut: int = 0
-    redactions: Counter[str] = field(default_factory=Counter)
-    folded_occurrences: int = 0
-    total_chars: int = 0
+    """What :func:`bound` returns (filled in as it goes)."""
+
+    __slots__ = ("folded_occurrences", "items", "omitted_count", "redactions", "snippets_cut", "total_chars",
+                 "truncated")
+
+    def __init__(self, items: list[EvidenceItem], omitted_count: int, truncated: bool, *, snippets_cut: int = 0,
+                 redactions: Counter[str] | None = None, folded_occurrences: int = 0, total_chars: int = 0) -> None:
+        self.items = items
+        self.omitted_count = omitted_count
+        self.truncated = truncated
+        self.snippets_cut = snippets_cut
+        self.redactions: Counter[str] = Counter() if redactions is None else redactions
+        self.folded_occurrences = folded_occurrences
+        self.total_chars = total_chars
 
 
 def cut_snippet(text: str, limit: int) -> tuple[str, bool]:

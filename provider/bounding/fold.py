@@ -9,15 +9,14 @@ answer the same evidence occurs ("[repeated 2x in this session, in 3 sessions]")
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ..contract.wire import EVIDENCE_TYPES
 from ..retrieval.evidence import Candidate
 from ..retrieval.resolution import place_after_failures
 
 
-@dataclass(frozen=True)
-class Folded:
+class Folded(NamedTuple):
     item: Candidate  # the newest occurrence in its session, its text prefixed with the repetition label
     occurrences: int  # occurrences folded into this item (all in one session)
     sessions: int  # sessions in which the same evidence occurs
@@ -69,7 +68,7 @@ def fold(candidates: Sequence[Candidate]) -> list[Folded]:
     folded: list[Folded] = []
     for (_, key), members in groups.items():
         sessions = len(sessions_of[key])
-        head = replace(members[0], text=_label(len(members), sessions) + members[0].text)
+        head = members[0]._replace(text=_label(len(members), sessions) + members[0].text)
         folded.append(Folded(head, len(members), sessions))
     by_item = {id(f.item): f for f in folded}
     return [by_item[id(item)] for item in place_after_failures([f.item for f in folded])]

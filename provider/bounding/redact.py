@@ -25,11 +25,11 @@ How it works:
 from __future__ import annotations
 
 import bisect
+import functools
 import re
-import string
 import types
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .redact_entropy import KINDS as _ENTROPY_KINDS
 from .redact_entropy import RULES as _ENTROPY_RULES
@@ -78,12 +78,11 @@ def placeholder(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-@dataclass(frozen=True)
-class Redacted:
+class Redacted(NamedTuple):
     """Redacted text and the number of redactions by kind (only kinds with a count > 0)."""
 
     text: str
-    counts: Mapping[str, int] = field(default_factory=lambda: types.MappingProxyType({}), hash=False)
+    counts: Mapping[str, int] = types.MappingProxyType({})
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -99,10 +98,22 @@ _NON_SECRET_WORDS = frozenset(
     }
 )  # fmt: skip
 _CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "auth")
-_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+")
-_KEY_FOLLOWS = re.compile(r":(?![=:])")  # a quoted "value" directly followed by ``:`` is the next key
+# The checks' own expressions are compiled on first use (``_compiled``), as the rules' are: a text only needs
+# those of the rules its triggers call for.
+_IDENT_RE = r"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+"
+_KEY_FOLLOWS = r":(?![=:])"  # a quoted "value" directly followed by ``:`` is the next key
 _MASK_CHARS = frozenset("*xX•.-_#?·")
-_ALNUM = frozenset(string.ascii_letters + string.digits)
+#: ``string.ascii_lowercase``, ``ascii_uppercase`` and ``digits``, spelled out (``string`` is not imported: cold
+#: start).
+_ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_ASCII_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_ASCII_DIGITS = "0123456789"
+_ALNUM = frozenset(_ASCII_LOWER + _ASCII_UPPER + _ASCII_DIGITS)
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def _value_text(m: re.Match[str]) -> tuple[str, bool]:
@@ -127,11 +138,11 @@ def _is_code_reference(value: str, quoted: bool, m: re.Match[str]) -> bool:
     """``password=password``, ``token=self.token``, ``secret=os.environ[...]``, ``pw=getpass()``, and a
     value that is itself the next key (``PASSWORD= passwd: x``: the nested assignment is found instead)."""
     if quoted:
-        return _KEY_FOLLOWS.match(m.string, m.end()) is not None
-    if value[-1:] in (":", "=") and _IDENT_RE.fullmatch(value, 0, len(value) - 1) is not None:
+        return _compiled(_KEY_FOLLOWS).match(m.string, m.end()) is not None
+    if value[-1:] in (":", "=") and _compiled(_IDENT_RE).fullmatch(value, 0, len(value) - 1) is not None:
         low = value.lower()
         return value[-1] == ":" or any(w in low for w in _CREDENTIAL_WORDS)
-    if _IDENT_RE.fullmatch(value) is None:
+    if _compiled(_IDENT_RE).fullmatch(value) is None:
         return False
     nxt = m.string[m.end() : m.end() + 1]
     if nxt in ("(", "["):
@@ -159,9 +170,9 @@ def _accept_password(_value: str, m: re.Match[str]) -> bool:
     return not _is_prose(value, quoted, m)
 
 
-_LOWER = frozenset(string.ascii_lowercase)
-_UPPER = frozenset(string.ascii_uppercase)
-_DIGITS = frozenset(string.digits)
+_LOWER = frozenset(_ASCII_LOWER)
+_UPPER = frozenset(_ASCII_UPPER)
+_DIGITS = frozenset(_ASCII_DIGITS)
 
 
 def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
@@ -375,12 +386,12 @@ def _accept_env_token(_value: str, m: re.Match[str]) -> bool:
     return len(value) >= 8 and not _is_placeholder_value(value) and not _is_code_reference(value, quoted, m)
 
 
-_HTPASSWD_FLAGS = re.compile(r"htpasswd((?:[ \t]+-[A-Za-z]+)+)")
+_HTPASSWD_FLAGS = r"htpasswd((?:[ \t]+-[A-Za-z]+)+)"
 
 
 def _accept_htpasswd(value: str, m: re.Match[str]) -> bool:
     """``htpasswd -b`` (batch) takes the password on the command line; without ``b`` it prompts."""
-    flags = _HTPASSWD_FLAGS.match(m.group(0))
+    flags = _compiled(_HTPASSWD_FLAGS).match(m.group(0))
     return flags is not None and "b" in flags.group(1) and not _is_placeholder_value(value)
 
 
@@ -483,25 +494,26 @@ _RULES = (
     *_ENTROPY_RULES,
 )
 
-_PEM_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = r"-----BEGIN[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----"
+_PEM_END = r"-----END[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----"
 # What follows a BEGIN line in a real key: base64 or a ``Proc-Type:``-style header (after newlines, also
 # backslash-escaped ones as in JSON strings).
-_PEM_BODY = re.compile(r"[ \t]*+(?:(?:\r?\n|\\r\\n|\\n)[ \t]*+){0,2}+(?:[A-Za-z0-9+/=]{8}|[A-Z][A-Za-z-]{1,39}: )")
+_PEM_BODY = r"[ \t]*+(?:(?:\r?\n|\\r\\n|\\n)[ \t]*+){0,2}+(?:[A-Za-z0-9+/=]{8}|[A-Z][A-Za-z-]{1,39}: )"
 
 
 def _private_keys(text: str) -> Iterator[tuple[int, int]]:
     """Whole BEGIN..END blocks; a BEGIN whose END was cut off (body follows, or nothing) runs to the end."""
     pos = 0
     no_end_from = len(text) + 1  # an END search from here on is known to fail
-    while (begin := _PEM_BEGIN.search(text, pos)) is not None:
-        end = _PEM_END.search(text, begin.end()) if begin.end() < no_end_from else None
+    pem_begin, pem_end = _compiled(_PEM_BEGIN), _compiled(_PEM_END)
+    while (begin := pem_begin.search(text, pos)) is not None:
+        end = pem_end.search(text, begin.end()) if begin.end() < no_end_from else None
         if end is not None:
             yield begin.start(), end.end()
             pos = end.end()
             continue
         no_end_from = min(no_end_from, begin.end())
-        if begin.end() == len(text) or _PEM_BODY.match(text, begin.end()) is not None:
+        if begin.end() == len(text) or _compiled(_PEM_BODY).match(text, begin.end()) is not None:
             yield begin.start(), len(text)
             return
         pos = begin.end()

@@ -11,6 +11,7 @@ has the lowest priority, so a token a specific rule names is counted under that 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -20,12 +21,18 @@ from .redact_rule import Rule, rule
 KINDS: tuple[str, ...] = ("high_entropy_token",)
 
 MIN_BITS_PER_CHAR = 4.2
-_HEX = re.compile(r"[0-9A-Fa-f]++")
-_UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-_SRI = re.compile(r"sha(?:1|224|256|384|512)-", re.IGNORECASE)
-_WORDY_PART = re.compile(r"[A-Za-z]{3,}")
-_REPEAT = re.compile(r"(.)\1{3}")
+# Compiled on first use (``_compiled``): only a text holding a long token is checked with them.
+_HEX = r"[0-9A-Fa-f]++"
+_UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+_SRI = r"(?i)sha(?:1|224|256|384|512)-"
+_WORDY_PART = r"[A-Za-z]{3,}"
+_REPEAT = r"(.)\1{3}"
 _FILE_MAGIC = ("iVBOR", "/9j/", "R0lGOD", "JVBER", "UEsDB", "H4sI")
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def bits_per_char(value: str) -> float:
@@ -39,14 +46,15 @@ def _wordy(value: str) -> bool:
     """``some_long_identifier_name2`` or ``a-kebab-case-name``: parts separated by ``_``/``-``, most of them
     words of three or more letters."""
     parts = [p for p in re.split(r"[_-]", value) if p]
-    return len(parts) >= 3 and sum(1 for p in parts if _WORDY_PART.fullmatch(p)) * 2 >= len(parts)
+    wordy_part = _compiled(_WORDY_PART)
+    return len(parts) >= 3 and sum(1 for p in parts if wordy_part.fullmatch(p)) * 2 >= len(parts)
 
 
 def looks_random(value: str, _m: re.Match[str] | None = None) -> bool:
     core = value.rstrip("=")
-    if _HEX.fullmatch(core) or _UUID.search(core) or _SRI.match(core):
+    if _compiled(_HEX).fullmatch(core) or _compiled(_UUID).search(core) or _compiled(_SRI).match(core):
         return False
-    if core.startswith(("/", *_FILE_MAGIC)) or core.count("/") > 2 or _wordy(core) or _REPEAT.search(core):
+    if core.startswith(("/", *_FILE_MAGIC)) or core.count("/") > 2 or _wordy(core) or _compiled(_REPEAT).search(core):
         return False
     if not (any(c.isupper() for c in core) and any(c.islower() for c in core) and any(c.isdigit() for c in core)):
         return False

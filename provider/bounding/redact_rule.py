@@ -10,23 +10,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 
 Accept = Callable[[str, re.Match[str]], bool]
 
 
-@dataclass(frozen=True)
 class Rule:
     """One rule; its expressions are compiled on first use (a request compiles only the rules whose triggers
-    its snippets hold: cold start)."""
+    its snippets hold: cold start). A plain class, not a dataclass (a cold ``query`` imports no
+    ``dataclasses``); nothing changes a rule once made."""
 
-    kind: str
-    source: str
-    triggers: tuple[str, ...]  # lower-case substrings; the rule runs only if one is present
-    group: str | None = None  # the secret part; None: the whole match; "value": dq/sq/uq
-    accept: Accept | None = None
-    fallback_source: str | None = None  # tried at the same start when an annotated match is rejected
+    def __init__(self, kind: str, source: str, triggers: tuple[str, ...], *, group: str | None = None,
+                 accept: Accept | None = None, fallback_source: str | None = None) -> None:
+        self.kind = kind
+        self.source = source
+        self.triggers = triggers  # lower-case substrings; the rule runs only if one is present
+        self.group = group  # the secret part; None: the whole match; "value": dq/sq/uq
+        self.accept = accept
+        self.fallback_source = fallback_source  # tried at the same start when an annotated match is rejected
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -46,4 +47,4 @@ def rule(
     accept: Accept | None = None,
     fallback: str | None = None,
 ) -> Rule:
-    return Rule(kind, pattern, triggers, group, accept, fallback)
+    return Rule(kind, pattern, triggers, group=group, accept=accept, fallback_source=fallback)

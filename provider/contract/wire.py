@@ -15,8 +15,7 @@ optional field absent rather than ``null``. The first problem in field order is 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ..errors import CrossScopeRequested, InvalidRequest, UnknownField
 
@@ -43,8 +42,7 @@ EVIDENCE_TYPES: tuple[EvidenceType, ...] = (
 # --- the validated request -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RequestScope:
+class RequestScope(NamedTuple):
     agent_id: str
     project_id: str
     repository_id: str
@@ -56,8 +54,7 @@ class RequestScope:
                 "allow_cross_agent": False, "allow_cross_project": False}
 
 
-@dataclass(frozen=True, slots=True)
-class Revision:
+class Revision(NamedTuple):
     current: str
     merge_base: str | None = None
 
@@ -67,8 +64,7 @@ class Revision:
                                                                           "merge_base": self.merge_base}
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     max_sessions: int
     max_items: int
     max_snippet_chars: int
@@ -79,8 +75,7 @@ class Limits:
                 "max_snippet_chars": self.max_snippet_chars, "max_total_chars": self.max_total_chars}
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """A request that passed :func:`validate_request` (``historical_evidence_request_v0``)."""
 
     schema_version: Literal["historical_evidence_request_v0"]
@@ -108,8 +103,7 @@ class Request:
 # --- the private result's item -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class EvidenceItem:
+class EvidenceItem(NamedTuple):
     session_ref: str
     evidence_type: EvidenceType
     snippet: str

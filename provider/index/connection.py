@@ -40,9 +40,8 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import apsw
 
@@ -63,8 +62,7 @@ _PROGRESS_STEPS = 1000
 _BUSY_TIMEOUT_MS = 250
 
 
-@dataclass(frozen=True)
-class FileIdentity:
+class FileIdentity(NamedTuple):
     dev: int
     ino: int
     size: int

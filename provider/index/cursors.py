@@ -18,19 +18,17 @@ met in the field (see ``shared/obelisk-db-interface.md`` §2.1):
 
 ``parse_cursor`` never raises: malformed, oversized or non-finite input yields ``UnknownCursor``. A NULL
 cursor is rebuilt from the row's ``(mtime, lines_processed)`` as a legacy cursor, as Obelisk's own readers do.
-Cursor text is never kept in the parsed value (the Codex v4 state is tens of KB and opaque).
+Cursor text is never kept in the parsed value (the Codex v4 state is tens of KB and opaque). The parsed values
+are NamedTuples (the tombstone, which has no field, a plain class): one is built per ``index_state`` row read.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "MAX_CODEX_V4_STATE_CHARS",
@@ -55,8 +53,18 @@ MAX_CURSOR_CHARS: Final = 2 * 1024 * 1024
 MAX_CODEX_V4_STATE_CHARS: Final = 1024 * 1024
 
 _PI_SNAPSHOT_TAG: Final = "pi-snapshot-v1"
-_NUMBER_RE: Final = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_B64URL_RE: Final = re.compile(r"[A-Za-z0-9_\-]*={0,2}")
+
+
+@functools.cache
+def _number_re() -> re.Pattern[str]:
+    """A JS number's text (read only where a cursor field is not plain decimal; compiled on first use)."""
+    return re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+@functools.cache
+def _b64url_re() -> re.Pattern[str]:
+    """A base64url field (a Codex v4 cursor's state only; compiled on first use)."""
+    return re.compile(r"[A-Za-z0-9_\-]*={0,2}")
 
 
 @functools.cache
@@ -69,8 +77,7 @@ def _plain_signature_re() -> re.Pattern[str]:
 _JS_SAFE_INT: Final = 2**53
 
 
-@dataclass(frozen=True, slots=True)
-class LegacyCursor:
+class LegacyCursor(NamedTuple):
     """``mtimeMs:lines``. Only "file mtime newer" and a line count can be checked against it."""
 
     mtime_ms: float
@@ -78,8 +85,7 @@ class LegacyCursor:
     rebuilt_from_columns: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SignatureCursor:
+class SignatureCursor(NamedTuple):
     """``mtimeMs:lines:size:ctimeMs:ino`` (Claude current, Codex v3). ``ino`` is None when not an integer."""
 
     mtime_ms: float
@@ -89,8 +95,7 @@ class SignatureCursor:
     ino: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class CodexV4Cursor:
+class CodexV4Cursor(NamedTuple):
     """Codex v4 "cooperative" cursor. ``source_size`` comes from the decoded JSON state."""
 
     mtime_ms: float
@@ -101,16 +106,14 @@ class CodexV4Cursor:
     source_size: int
 
 
-@dataclass(frozen=True, slots=True)
-class KimiAggregateCursor:
+class KimiAggregateCursor(NamedTuple):
     """``maxMtimeMs:totalLines`` over ``state.json`` and the ``wire.jsonl`` files of one session directory."""
 
     max_mtime_ms: float
     total_lines: int
 
 
-@dataclass(frozen=True, slots=True)
-class PiSnapshotCursor:
+class PiSnapshotCursor(NamedTuple):
     """``mtimeMs:0:pi-snapshot-v1:ctimeMs:size:ino``."""
 
     mtime_ms: float
@@ -119,13 +122,26 @@ class PiSnapshotCursor:
     ino: int | None
 
 
-@dataclass(frozen=True, slots=True)
 class TombstoneCursor:
-    """``0:0``: the unit was retracted (Pi) or never produced anything."""
+    """``0:0``: the unit was retracted (Pi) or never produced anything.
+
+    No fields: a plain class (an empty NamedTuple would be a false value), equal to any other tombstone."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not TombstoneCursor:
+            return NotImplemented
+        return True
+
+    def __hash__(self) -> int:
+        return hash(())
+
+    def __repr__(self) -> str:
+        return "TombstoneCursor()"
 
 
-@dataclass(frozen=True, slots=True)
-class UnknownCursor:
+class UnknownCursor(NamedTuple):
     """A cursor this reader cannot interpret. ``reason`` is a short content-free code."""
 
     reason: str
@@ -146,7 +162,7 @@ def _ms(text: str) -> float | None:
     """A finite, non-negative millisecond value from JS ``Number#toString`` text, else None."""
     if text.isascii() and text.replace(".", "", 1).isdigit():  # plain decimal: the common case
         return float(text)
-    if not _NUMBER_RE.fullmatch(text):
+    if not _number_re().fullmatch(text):
         return None
     value = float(text)
     if not math.isfinite(value) or value < 0:
@@ -180,8 +196,11 @@ def ino_matches(stored: int | None, actual: int) -> bool:
 
 def decode_codex_v4_source_size(field: str, *, max_chars: int = MAX_CODEX_V4_STATE_CHARS) -> int | None:
     """``sourceSize`` from the base64url JSON state of a Codex v4 cursor; None when it cannot be trusted."""
-    if not field or len(field) > max_chars or not _B64URL_RE.fullmatch(field):
+    if not field or len(field) > max_chars or not _b64url_re().fullmatch(field):
         return None
+    import base64  # only a Codex v4 cursor is base64url (cold start)
+    import binascii
+
     padded = field + "=" * (-len(field) % 4)
     try:
         raw = base64.urlsafe_b64decode(padded.encode("ascii"))

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import pairwise
+from typing import NamedTuple
 
 from .connection import ReadSnapshot
 
@@ -85,8 +85,7 @@ def words(text: str) -> list[str]:
     return [unquote(w) for w in _WORD.findall(text)]
 
 
-@dataclass(frozen=True)
-class VirtualTableDeclaration:
+class VirtualTableDeclaration(NamedTuple):
     """What a ``CREATE VIRTUAL TABLE`` statement declares, read from its text (never by connecting to it).
 
     For FTS5, ``columns`` are the declared column names in order, ``unindexed`` those marked UNINDEXED and
@@ -143,8 +142,7 @@ def detect_tokenizer(spec: str | None) -> tuple[str | None, str | None]:
     return ("porter", parent) if parent in PORTER_PARENTS else (None, None)
 
 
-@dataclass(frozen=True)
-class LiveSchema:
+class LiveSchema(NamedTuple):
     columns: dict[str, tuple[str, ...]]  # table -> column names in physical order
     column_types: dict[str, dict[str, str]]
     fts_sql: str | None

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ..digest import content_digest
 from .connection import FileIdentity, ReadSnapshot
@@ -22,8 +21,7 @@ TOPS_SQL: Final = ("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid)
 _VOLATILE_MARKERS: Final = frozenset({"__app_heartbeat__"})
 
 
-@dataclass(frozen=True)
-class IndexState:
+class IndexState(NamedTuple):
     rows: tuple[IndexRow, ...]
     revision: str  # "obx1-" + digest of the observable state; two index states give two revisions
 

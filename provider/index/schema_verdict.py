@@ -26,12 +26,11 @@ sqlglot, so a cold ``query`` does not load them.
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from ..retrieval.templates import SCOPE_KIND, TEMPLATE_DIR, load_templates
 from .connection import ReadSnapshot
@@ -44,8 +43,7 @@ EXIT_FOR: Final[dict[str, int]] = {"exact": 0, "compatible": 0, "degraded": 1, "
 _CACHE_SIZE: Final = 32
 
 
-@dataclass(frozen=True)
-class TemplateVerdict:
+class TemplateVerdict(NamedTuple):
     template: str  # "<id>.v<version>"
     evidence_type: str
     missing: tuple[str, ...]  # "table.column" the live schema lacks; empty when runnable
@@ -59,8 +57,9 @@ class TemplateVerdict:
                 "missing": list(self.missing)}
 
 
-@dataclass(frozen=True)
-class SchemaVerdict:
+class SchemaVerdict(NamedTuple):
+    """The verdict and what it was judged from (``live``, ``schema``: left out of the repr)."""
+
     verdict: Verdict
     nearest: str | None  # id of the nearest pinned snapshot (None when none is pinned)
     differences: tuple[Difference, ...]  # from the nearest snapshot
@@ -71,8 +70,12 @@ class SchemaVerdict:
     problems: tuple[str, ...]  # why incompatible (empty otherwise)
     schema_cookie: int
     live_digest: str
-    live: dict[str, Any] = field(compare=False, repr=False)  # the captured snapshot (id "live")
-    schema: LiveSchema = field(compare=False, repr=False)  # the introspection it was judged from
+    live: dict[str, Any]  # the captured snapshot (id "live")
+    schema: LiveSchema  # the introspection it was judged from
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields[:-2])
+        return f"SchemaVerdict({shown})"
 
     @property
     def exact(self) -> bool:
@@ -117,7 +120,7 @@ class SchemaVerdict:
 
 _CacheKey = tuple[int, int, int, str, str]
 _cache: OrderedDict[_CacheKey, SchemaVerdict] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache_lock = _thread.allocate_lock()  # threading.Lock itself, without importing threading
 
 
 def clear_cache() -> None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ..paths import Roots
 from ..retrieval.engine import NO_UPPER_BOUND
@@ -45,8 +44,7 @@ NEXT_PATH_SQL: Final = "SELECT jsonl_path FROM index_state WHERE jsonl_path > :a
 STATEMENTS: Final = (UNIT_ROWS_SQL, UNIT_ROWS_NO_CURSOR_SQL, PREFIX_SQL, MARKERS_SQL, NEXT_PATH_SQL)
 
 
-@dataclass(frozen=True)
-class ScopeSet:
+class ScopeSet(NamedTuple):
     """The sessions in scope, computed once per request by the scope template."""
 
     ids: frozenset[str]
@@ -54,8 +52,7 @@ class ScopeSet:
     ceiling_reached: bool
 
 
-@dataclass(frozen=True)
-class ScopeRows:
+class ScopeRows(NamedTuple):
     """The scope template's rows for a lower bound ``since`` (``(id, source, path, active_at)``)."""
 
     since: str

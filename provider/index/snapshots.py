@@ -26,9 +26,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from .._resources import data_dir
 from ..digest import canonical_json, content_digest
@@ -55,9 +54,9 @@ ADDITIVE_KINDS: Final[frozenset[str]] = frozenset({
 })
 
 
-@dataclass(frozen=True, order=True)
-class Difference:
-    """One way the live schema differs from a pinned snapshot. ``detail`` is schema text, never data."""
+class Difference(NamedTuple):
+    """One way the live schema differs from a pinned snapshot. ``detail`` is schema text, never data. Ordered by
+    (kind, object, detail)."""
 
     kind: DifferenceKind
     object: str  # "table", "table.column", index/trigger name

@@ -15,28 +15,38 @@ read as patch text, so the file names still come through.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-_PATCH_OP = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
-_PATCH_MOVE = re.compile(r"^\*\*\* Move to: (.+?)\s*$")
+
+@functools.cache
+def _patch_lines() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The ``*** Add/Update/Delete File:`` and ``*** Move to:`` lines of a patch (compiled on first use: only
+    a patch is read with them)."""
+    return re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$"), re.compile(r"^\*\*\* Move to: (.+?)\s*$")
+
+
 _CLAUDE_EDITS = frozenset({"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool"})
 PATCH_MARKER = "*** Begin Patch"
 
 
-@dataclass
 class FileEdit:
     """One file's change: ``op`` is add, update, delete, write, edit or notebook."""
 
-    op: str
-    path: str
-    moved_to: str | None = None
-    symbols: list[str] = field(default_factory=list)  # ``@@`` context lines (the function or class touched)
-    removed: list[str] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
+    __slots__ = ("added", "moved_to", "op", "path", "removed", "symbols")
+
+    def __init__(self, op: str, path: str, *, moved_to: str | None = None, symbols: list[str] | None = None,
+                 removed: list[str] | None = None, added: list[str] | None = None) -> None:
+        self.op = op
+        self.path = path
+        self.moved_to = moved_to
+        #: ``@@`` context lines (the function or class touched)
+        self.symbols: list[str] = [] if symbols is None else symbols
+        self.removed: list[str] = [] if removed is None else removed
+        self.added: list[str] = [] if added is None else added
 
 
 def _loads(value: str | None) -> Any:
@@ -60,17 +70,18 @@ def parse_patch(text: str) -> list[FileEdit]:
         return []
     edits: list[FileEdit] = []
     current: FileEdit | None = None
+    patch_op, patch_move = _patch_lines()
     for line in text[start:].split("\n")[1:]:
         if line.startswith("*** End Patch"):
             break
-        op = _PATCH_OP.match(line)
+        op = patch_op.match(line)
         if op:
             current = FileEdit(op=op.group(1).lower(), path=op.group(2))
             edits.append(current)
             continue
         if current is None:
             continue
-        move = _PATCH_MOVE.match(line)
+        move = patch_move.match(line)
         if move:
             current.moved_to = move.group(1)
         elif line.startswith("@@"):

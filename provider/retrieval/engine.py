@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from ..contract.wire import EvidenceType
 from ..errors import ScopeViolation
@@ -79,8 +78,7 @@ _CUES: Mapping[str, Sequence[str]] = {
 }
 
 
-@dataclass(frozen=True)
-class RawHit:
+class RawHit(NamedTuple):
     template: Template
     row: Mapping[str, Any]
 
@@ -92,8 +90,7 @@ class RawHit:
         return cast("EvidenceType", kind)
 
 
-@dataclass(frozen=True)
-class RunReport:
+class RunReport(NamedTuple):
     hits: tuple[RawHit, ...]
     templates_run: tuple[str, ...]
     templates_skipped: tuple[str, ...]
@@ -106,8 +103,7 @@ class RunReport:
 Remember = Callable[[tuple[object, ...], Callable[[], Any]], Any]
 
 
-@dataclass(frozen=True)
-class _SmallScopePlan:
+class _SmallScopePlan(NamedTuple):
     """The small-scope plan of one template: its ``.cue_rows`` and ``.scope_rows`` templates, the scope and the
     two halves of the template's FTS expression (marker words, query terms)."""
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..contract.wire import EvidenceType
 from ..paths import relative_to_roots, strip_roots
@@ -24,8 +23,7 @@ _WS = re.compile(r"\s+")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     evidence_type: EvidenceType
     session_ref: str
     message_ref: str | None

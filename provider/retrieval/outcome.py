@@ -20,27 +20,33 @@ failed inner step is a failure. A failure is never labelled ``ok``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
-_CLAUDE_EXIT = re.compile(r"\AExit code (-?\d+)[ \t]*(?:\n|\Z)")
-_HEADER_LINE = re.compile(
+# The expressions are compiled on first use (``_compiled``): a request without tool results needs none.
+_CLAUDE_EXIT = r"\AExit code (-?\d+)[ \t]*(?:\n|\Z)"
+_HEADER_LINE = (
     r"\A(?:Chunk ID|Exit code|Wall time|Total output lines|Original token count|Process exited with code)\b")
-_HEADER_EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)[ \t]*$", re.MULTILINE)
-_JSON_EXIT = re.compile(r'"exit_code":\s?(-?\d+)')
-_PROCESS_EXIT = re.compile(r"Process exited with code (-?\d+)")
+_HEADER_EXIT = r"(?m)^(?:Exit code:|Process exited with code) (-?\d+)[ \t]*$"
+_JSON_EXIT = r'"exit_code":\s?(-?\d+)'
+_PROCESS_EXIT = r"Process exited with code (-?\d+)"
 _TRACEBACK = "Traceback (most recent call last)"
 #: Failed inner steps: (pattern, how the step is named in the label).
 _INNER = (
-    (re.compile(r"did not complete successfully: exit code: (-?\d+)"), "inner step exit {}"),
-    (re.compile(r"^make(?:\[\d+\])?: \*\*\* \[[^\]\n]*\] Error (\d+)", re.MULTILINE), "make Error {}"),
-    (re.compile(r"^npm (?:ERR!|error) code (\S+)", re.MULTILINE), "npm {}"),
+    (r"did not complete successfully: exit code: (-?\d+)", "inner step exit {}"),
+    (r"(?m)^make(?:\[\d+\])?: \*\*\* \[[^\]\n]*\] Error (\d+)", "make Error {}"),
+    (r"(?m)^npm (?:ERR!|error) code (\S+)", "npm {}"),
 )
 
 
-@dataclass(frozen=True)
-class Outcome:
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+class Outcome(NamedTuple):
     """What a tool call's result says about the call."""
 
     output: str  # the tool's own output, wrappers and headers removed
@@ -57,7 +63,7 @@ class Outcome:
         return "; ".join(parts)
 
 
-_JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})')
+_JSON_ESCAPE = r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})'
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _CUT_JSON_HEAD = '{"output":"'
 
@@ -78,8 +84,9 @@ def _json_output(text: str) -> tuple[str, int | None] | None:
         if not text.startswith(_CUT_JSON_HEAD):
             return None
         # A head read cut inside the JSON: the output string up to the cut, its escapes decoded.
-        found = _JSON_EXIT.search(text)
-        return _JSON_ESCAPE.sub(_unescape, text[len(_CUT_JSON_HEAD):]), int(found.group(1)) if found else None
+        found = _compiled(_JSON_EXIT).search(text)
+        output = _compiled(_JSON_ESCAPE).sub(_unescape, text[len(_CUT_JSON_HEAD):])
+        return output, int(found.group(1)) if found else None
     if not isinstance(parsed, dict) or not isinstance(parsed.get("output"), str):
         return None
     meta = parsed.get("metadata")
@@ -90,14 +97,14 @@ def _json_output(text: str) -> tuple[str, int | None] | None:
 def _header_output(text: str) -> tuple[str, int | None] | None:
     """The Codex plain-text header (``Exit code: N`` / ``Chunk ID: …`` … ``Output:``), or None."""
     lines = text.split("\n")
-    if not lines or not _HEADER_LINE.match(lines[0]):
+    if not lines or not _compiled(_HEADER_LINE).match(lines[0]):
         return None
     for index, line in enumerate(lines[:8]):
         if line.rstrip() == "Output:":
             header = "\n".join(lines[:index])
-            found = _HEADER_EXIT.search(header)
+            found = _compiled(_HEADER_EXIT).search(header)
             return "\n".join(lines[index + 1:]), int(found.group(1)) if found else None
-        if not _HEADER_LINE.match(line):
+        if not _compiled(_HEADER_LINE).match(line):
             return None
     return None
 
@@ -111,13 +118,14 @@ def read_outcome(content: str, *, is_error: bool, whole: str | None = None) -> O
     if unwrapped is not None:
         output, code = unwrapped
     else:
-        claude = _CLAUDE_EXIT.match(content)
+        claude = _compiled(_CLAUDE_EXIT).match(content)
         if claude:
             output, code = content[claude.end():], int(claude.group(1))
     if code is None:
-        found = _JSON_EXIT.search(searched) or _PROCESS_EXIT.search(searched)
+        found = _compiled(_JSON_EXIT).search(searched) or _compiled(_PROCESS_EXIT).search(searched)
         code = int(found.group(1)) if found else None
-    inner = tuple(label.format(m.group(1)) for pattern, label in _INNER for m in [pattern.search(searched)] if m)
+    inner = tuple(label.format(m.group(1)) for pattern, label in _INNER for m in [_compiled(pattern).search(searched)]
+                  if m)
     # A stated code decides; without one, a traceback or a failed inner step says the call failed.
     stated_failure = code != 0 if code is not None else bool(inner) or _TRACEBACK in searched
     failed = is_error or stated_failure
@@ -130,4 +138,4 @@ def tail_output(head: str, tail: str) -> str:
     if not tail or not head.startswith(_CUT_JSON_HEAD):
         return tail
     end = tail.rfind('","metadata"')
-    return _JSON_ESCAPE.sub(_unescape, tail[:end] if end >= 0 else tail)
+    return _compiled(_JSON_ESCAPE).sub(_unescape, tail[:end] if end >= 0 else tail)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 
 from .evidence import Candidate
 
@@ -53,7 +52,7 @@ def link_resolutions(candidates: Sequence[Candidate]) -> list[Candidate]:
         if taken[slot] >= limit:
             continue
         taken[slot] += 1
-        out.append(replace(res, follows=anchor.message_ref, score=anchor.score, priority=anchor.priority))
+        out.append(res._replace(follows=anchor.message_ref, score=anchor.score, priority=anchor.priority))
     return out
 
 

@@ -15,10 +15,11 @@ read. A secret split by a read edge therefore lies in the margin and is never sh
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..bounding.redact import redact
 from .edits import FileEdit
@@ -35,22 +36,27 @@ LINE_MAX = 240
 COMMAND_MAX = 200
 
 _WS = re.compile(r"\s+")
+# The expressions of a tool call's lines, compiled on first use (``_compiled``): only tool stories read them.
 #: The first line of a diagnostic block: a named error first, a generic error word second.
-_DIAGNOSTIC = re.compile(
+_DIAGNOSTIC = (
     r"\b[A-Za-z_.]*(Error|Exception|Exit|Fault|Timeout|Drift|Starvation)\b\s*:|\berror [A-Z]{1,4}\d{2,6}\b|"
     r"^E\s{2,}\S|\bfatal:|\bpanicked at\b|\bSegmentation fault\b|^\s*\d+:\d+\s+error\b|\bERR! code\b|"
     r"did not complete successfully|\bHTTP [45]\d\d\b|^\s*[\u00d7\u2717\u2718]\s|^\s*\u2192\s")
-_GENERIC_DIAGNOSTIC = re.compile(r"\bERROR\b|\bERR!|\bdenied\b|\brefused\b|\bnot found\b|\bcannot\b")
-_ERRORISH = re.compile(
+_GENERIC_DIAGNOSTIC = r"\bERROR\b|\bERR!|\bdenied\b|\brefused\b|\bnot found\b|\bcannot\b"
+_ERRORISH = (
     r"(?i)error|exception|fail|traceback|refused|denied|not found|cannot|fatal|timed out|rejected|\[remote")
-_SUMMARY = re.compile(
+_SUMMARY = (
     r"(?i)\b\d+ (?:passed|failed|errors?|warnings?|problems?|tests?|skipped)\b|found \d+ errors?|"
     r"^\s*(?:test files|tests)\s+\d|✖ \d+ problem|^\s*(?:FAILED|PASSED|BUILD \w+|ERROR: failed to solve)|"
     r"All checks passed|^\s*Success\.|^Done\b")
 
 
-@dataclass(frozen=True)
-class ReadWindow:
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+class ReadWindow(NamedTuple):
     """How a message or summary window is read: ``budget`` characters may be shown, starting up to ``pre``
     characters before the first term; the SQL reads :data:`MARGIN` more on each side (``sql_pre``,
     ``length``)."""
@@ -75,12 +81,14 @@ class ReadWindow:
         return self.budget + self.pre + 2 * MARGIN
 
 
-@dataclass
 class Shown:
     """Composed text and the redactions made while composing it."""
 
-    text: str
-    redactions: Counter[str] = field(default_factory=Counter)
+    __slots__ = ("redactions", "text")
+
+    def __init__(self, text: str, redactions: Counter[str] | None = None) -> None:
+        self.text = text
+        self.redactions: Counter[str] = Counter() if redactions is None else redactions
 
 
 def squash(text: str) -> str:
@@ -135,19 +143,21 @@ def _pick_lines(lines: Sequence[str], terms: Sequence[str], failed: bool) -> lis
     kwic = [i for i in nonblank if any(t in lowered[i] for t in wanted)][:4]
     diag: list[int] = []
     if failed:
-        first = next((i for i in nonblank if _DIAGNOSTIC.search(lines[i])), None)
+        diagnostic, generic, errorish = _compiled(_DIAGNOSTIC), _compiled(_GENERIC_DIAGNOSTIC), _compiled(_ERRORISH)
+        first = next((i for i in nonblank if diagnostic.search(lines[i])), None)
         if first is None:
-            first = next((i for i in nonblank if _GENERIC_DIAGNOSTIC.search(lines[i])), None)
+            first = next((i for i in nonblank if generic.search(lines[i])), None)
         if first is None:
-            first = next((i for i in nonblank if _ERRORISH.search(lines[i])), None)
+            first = next((i for i in nonblank if errorish.search(lines[i])), None)
         if first is not None:
             # The cause often sits on the line right before (the shell's "not found" before docker's failed
             # step) or in the lines after (pytest's E lines, a compiler's note).
             before = [i for i in nonblank if i < first][-2:]
             # The line right before is kept as context; the one before it when it reads as an error too.
-            cause = [i for n, i in enumerate(reversed(before)) if n == 0 or _ERRORISH.search(lines[i])]
+            cause = [i for n, i in enumerate(reversed(before)) if n == 0 or errorish.search(lines[i])]
             diag = [first, *cause, *(i for i in nonblank if first < i <= first + 2)]
-    summary = [i for i in nonblank if _SUMMARY.search(lines[i])][-1:]
+    summary_line = _compiled(_SUMMARY)
+    summary = [i for i in nonblank if summary_line.search(lines[i])][-1:]
     if not summary and nonblank:
         summary = [nonblank[-1]]
     order = (diag + kwic + summary) if failed else (kwic + summary + nonblank[:1])

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal, NamedTuple, cast
 
 from .._resources import data_dir
 from ..contract.wire import EVIDENCE_TYPES, EvidenceType
@@ -33,8 +32,7 @@ class TemplateFormatError(ValueError):
     """A template file's header is missing or malformed."""
 
 
-@dataclass(frozen=True)
-class Template:
+class Template(NamedTuple):
     id: str
     version: int
     evidence_type: TemplateKind

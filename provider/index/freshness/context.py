@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from .rows import Row
@@ -23,16 +22,21 @@ class Unit(NamedTuple):
     parent: str | None = None
 
 
-@dataclass(slots=True)
 class Ctx:
     """Mutable state of one assessment (internal)."""
 
-    stat: Callable[[str], os.stat_result]
-    max_head_bytes: int
-    tol: float
-    roots: tuple[str, ...]
-    rows: dict[str, Row]
-    lines_counted: int = 0
-    remember: bool = False  # keep line counts and heads across assessments (``memo``), by file identity
-    reasons: set[str] = field(default_factory=set)
-    parent_cwds: dict[str, str | None] = field(default_factory=dict)
+    __slots__ = ("lines_counted", "max_head_bytes", "parent_cwds", "reasons", "remember", "roots", "rows", "stat",
+                 "tol")
+
+    def __init__(self, stat: Callable[[str], os.stat_result], max_head_bytes: int, tol: float,
+                 roots: tuple[str, ...], rows: dict[str, Row], *, lines_counted: int = 0, remember: bool = False,
+                 reasons: set[str] | None = None, parent_cwds: dict[str, str | None] | None = None) -> None:
+        self.stat = stat
+        self.max_head_bytes = max_head_bytes
+        self.tol = tol
+        self.roots = roots
+        self.rows = rows
+        self.lines_counted = lines_counted
+        self.remember = remember  # keep line counts and heads across assessments (``memo``), by file identity
+        self.reasons: set[str] = set() if reasons is None else reasons
+        self.parent_cwds: dict[str, str | None] = {} if parent_cwds is None else parent_cwds

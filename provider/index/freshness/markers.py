@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from .rows import number
 
@@ -18,8 +17,7 @@ APP_BUILD_SLACK_MS: Final = 1_000.0
 _MARKER_RE: Final = re.compile(r"__(.+)_canonical_transcript_v\d+__")
 
 
-@dataclass(frozen=True, slots=True)
-class Markers:
+class Markers(NamedTuple):
     """The marker values that bear on the verdict."""
 
     last_build: float | None

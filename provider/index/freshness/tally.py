@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from .context import Ctx, Outcome, Unit
 from .heads import unit_cwd
@@ -14,18 +13,21 @@ from .scope import under_roots
 from .units import judge_unit
 
 
-@dataclass(slots=True)
 class Tally:
     """Running counts of one assessment; ``stale``/``unindexed`` hold private paths."""
 
-    seen: set[str] = field(default_factory=set)
-    up_to_date: int = 0
-    stale: list[str] = field(default_factory=list)
-    unindexed: list[str] = field(default_factory=list)
-    unknown_cursor: int = 0
-    unreadable: int = 0
-    unattributed: int = 0
-    missing_on_disk: int = 0
+    __slots__ = ("missing_on_disk", "seen", "stale", "unattributed", "unindexed", "unknown_cursor", "unreadable",
+                 "up_to_date")
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.up_to_date = 0
+        self.stale: list[str] = []
+        self.unindexed: list[str] = []
+        self.unknown_cursor = 0
+        self.unreadable = 0
+        self.unattributed = 0
+        self.missing_on_disk = 0
 
     @property
     def in_scope(self) -> int:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from ..cursors import (
     CodexV4Cursor,
@@ -27,8 +26,7 @@ from .walk import kimi_files
 _COUNT_CHUNK: Final = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class _LineCount:
+class _LineCount(NamedTuple):
     terminated: int
     tail: bool
 

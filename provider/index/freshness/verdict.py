@@ -4,8 +4,7 @@ content-free public projection."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .context import Ctx
 from .markers import APP_BUILD_SLACK_MS, HEARTBEAT_FRESH_MS, Markers
@@ -15,8 +14,7 @@ from .tally import Tally
 Verdict = Literal["fresh", "stale", "incomplete", "unknown"]
 
 
-@dataclass(frozen=True, slots=True)
-class FreshnessReport:
+class FreshnessReport(NamedTuple):
     """The judgement for one scope. ``stale_units`` and ``unindexed_units`` are private paths."""
 
     verdict: Verdict

@@ -3,7 +3,6 @@ and digests only: no command, path, term or snippet of the scope's history)."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 from datetime import UTC, datetime
@@ -32,7 +31,7 @@ def staged_config(config: ProviderConfig, scope: ScopeRef) -> ProviderConfig:
              (scope.agent_id, scope.project_id, scope.repository_id)]
     if not mine_:
         raise ValueError("the scope is not enabled in the config")
-    return dataclasses.replace(config, scopes=(dataclasses.replace(mine_[0], stage=2),))
+    return config._replace(scopes=(mine_[0]._replace(stage=2),))
 
 
 def scope_of(config_path: Path, agent_id: str, project_id: str, repository_id: str) -> ScopeRef:

@@ -3,7 +3,6 @@ stood before the later session began (the templates' bound ``:until``), in proce
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -138,7 +137,7 @@ def as_of(config: ProviderConfig, until: str, now_s: float) -> ProviderConfig:
     except ValueError:
         return config
     elapsed_days = max(0, math.ceil((now_s - moment) / 86400.0))
-    return dataclasses.replace(config, recency_days=min(_MAX_RECENCY_DAYS, config.recency_days + elapsed_days))
+    return config._replace(recency_days=min(_MAX_RECENCY_DAYS, config.recency_days + elapsed_days))
 
 
 def _one(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: ScopeRef, in_scope: frozenset[str], *,
