@@ -17,7 +17,6 @@ from .terms import (
     DECISION_WORDS,
     FAILURE_CUES,
     FAILURE_WORDS,
-    RESOLUTION_CUES,
     PreparedTerms,
     combined_expression,
     has_resolution_cue,
@@ -180,6 +179,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     cue_plans = {t.id.removesuffix(CUE_ROWS): t for t in templates if t.id.endswith(CUE_ROWS)}
     probe_plans = {t.id.removesuffix(TERM_PROBE): t for t in templates if t.id.endswith(TERM_PROBE)}
     term_hits: dict[str, bool] = {}  # the terms' FTS expression -> whether the scope holds a message matching it
+    terms_only = combined_expression(terms, [], tokenizer)  # the terms' half of every FTS expression
     # Templates that follow up found failures (``:failures``) run last, over the failures found before them.
     ordered = sorted(templates, key=lambda t: "failures" in t.params)
     for template in ordered if in_scope else ():
@@ -191,7 +191,6 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
             if not failures:
                 continue
             values["failures"] = json.dumps(failures)
-            values["cues"] = json.dumps(list(RESOLUTION_CUES))
         elif "cues" in template.params:
             if not substring_terms:
                 continue  # only unsegmented terms need the substring plan
@@ -207,7 +206,6 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 continue
             values["fts"] = expression
             probe = probe_plans.get(template.id)
-            terms_only = combined_expression(terms, [], tokenizer) if probe is not None else None
             if probe is not None and terms_only is not None and \
                     not _has_term_hit(snap, probe, {**values, "fts": terms_only, "limit": 1}, term_hits,
                                      sources=sources, roots=roots, in_scope=in_scope):
@@ -215,11 +213,9 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 continue
         small = None
         if remember is not None and template.id in scope_plans and template.id in cue_plans and words \
-                and len(in_scope) <= SMALL_SCOPE_SESSIONS:
-            anyterm = combined_expression(terms, [], tokenizer)
-            if anyterm is not None:
-                small = _SmallScopePlan(cue_plans[template.id], scope_plans[template.id], in_scope, sources, roots,
-                                        f"({marker_expression(words, tokenizer)})", anyterm, remember)
+                and len(in_scope) <= SMALL_SCOPE_SESSIONS and terms_only is not None:
+            small = _SmallScopePlan(cue_plans[template.id], scope_plans[template.id], in_scope, sources, roots,
+                                    f"({marker_expression(words, tokenizer)})", terms_only, remember)
         fts_first = first_plans.get(template.id) if len(in_scope) > SCOPE_FIRST_SESSIONS else None
         if "after_rowid" in template.params:
             used, rows = template, _cue_rows_paged(snap, template, values)
