@@ -25,6 +25,7 @@ from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow
 from .index.scope_state import ScopeRows, ScopeSet
 from .retrieval.engine import FETCH_CEILING, NO_UPPER_BOUND, RunReport, run_templates, substring_scan_planned
+from .retrieval.markers import decides_markers
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
 
@@ -286,7 +287,8 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
                         fetch_limit=min(FETCH_CEILING, max(4 * limits.max_items, 20)),
                         window_chars=min(limits.max_snippet_chars, SNIPPET_CEILING),
                         scope_set=(scope_set.ids, scope_set.ceiling_reached) if scope_set else None,
-                        until=until, remember=None if one_shot else memo.get)
+                        until=until, remember=None if one_shot else memo.get,
+                        markers_in_python=decides_markers(verdict.tokenizer, verdict.tokenizer_spec))
     scope_empty = False
     if not run.hits and scope_runnable and not (scope_set and scope_set.ids):
         # Nothing found and no session active in the window: say whether the scope matches any session at all

@@ -327,13 +327,17 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
     """prior_failure.narration.scope_rows and decision.messages.scope_rows (the scope's marker-word messages,
     matched against the terms alone) yield exactly the rows of prior_failure.narration and decision.messages
     (the full FTS expression over the scope), bm25 aside, and so the same answer; with the small-scope plan
-    off, the full plans answer."""
+    off, the full plans answer. The marker-word messages are found in the scope's texts (``.cue_text``); with
+    that read refused (too many rows) or undecidable (a text over the cap), by FTS5 (``.cue_rows``): the same
+    rowids, the same answer."""
     from obelisk_session_evidence.retrieval import engine
     from obelisk_session_evidence.service import clear_warm_caches
 
     info, manifest = fx
     seen: dict[str, list[list[tuple[str, Any]]]] = {}
     original = engine._run_with_plans
+    from_text, from_fts = engine._cue_rowids_from_text, engine._cue_rowids
+    cue: dict[str, list[tuple[str, tuple[int, ...] | None]]] = {"text": [], "fts": []}
 
     def recording(snap: Any, template: Any, *args: Any, **kwargs: Any) -> Any:
         used, rows = original(snap, template, *args, **kwargs)
@@ -343,32 +347,68 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
                 sorted(sorted((k, v) for k, v in zip(names, row, strict=True) if k != "rank") for row in rows))
         return used, rows
 
+    def text_rowids(snap: Any, small: Any, values: Any) -> Any:
+        found = from_text(snap, small, values)
+        cue["text"].append((small.scope_rows.id, found))
+        return found
+
+    def fts_rowids(snap: Any, small: Any, values: Any) -> Any:
+        found = from_fts(snap, small, values)
+        cue["fts"].append((small.scope_rows.id, found))
+        return found
+
     monkeypatch.setattr(engine, "_run_with_plans", recording)
-    answers = {}
+    monkeypatch.setattr(engine, "_cue_rowids_from_text", text_rowids)
+    monkeypatch.setattr(engine, "_cue_rowids", fts_rowids)
+    compared = 0
+    rows_of: dict[str, list[list[list[tuple[str, Any]]]]] = {}
     for agent, repo, terms in (("claude-agent", "alpha-svc", ["stripe", "billing", "ModuleNotFoundError"]),
                                ("claude-agent", "alpha-svc", ["ECONNREFUSED", "timeout"]),
                                ("codex-agent", "harbor-api", ["pytest", "error"])):
         if agent not in manifest["agents"] or repo not in manifest["repos"]:
             continue
-        for small in (True, False):
+        answers = {}
+        by_text: dict[str, tuple[int, ...] | None] = {}
+        seen.clear()
+        for mode, sessions, rows, cap in (("text", 64, engine.CUE_TEXT_ROWS, engine.CUE_TEXT_CAP),
+                                          ("fts", 64, 0, engine.CUE_TEXT_CAP), ("long", 64, engine.CUE_TEXT_ROWS, 1),
+                                          ("full", 0, engine.CUE_TEXT_ROWS, engine.CUE_TEXT_CAP)):
             clear_warm_caches()
-            monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 64 if small else 0)
-            monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 25.0 if small else 0.0)
-            answers[small] = _ask(info, manifest, tmp_path, agent=agent, repo=repo,
-                                  types=["prior_failure", "decision"], terms=terms)
-        run = answers[True]["provider_meta"]["templates_run"]
+            cue["text"].clear()
+            cue["fts"].clear()
+            monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", sessions)
+            monkeypatch.setattr(engine, "CUE_TEXT_ROWS", rows)
+            monkeypatch.setattr(engine, "CUE_TEXT_CAP", cap)
+            monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 0.0 if mode == "full" else 25.0)
+            answers[mode] = _ask(info, manifest, tmp_path, agent=agent, repo=repo,
+                                 types=["prior_failure", "decision"], terms=terms)
+            if mode == "text" and cue["text"]:
+                assert not cue["fts"] and all(found is not None for _, found in cue["text"]), cue
+                by_text = dict(cue["text"])
+            elif mode in ("fts", "long") and cue["fts"]:
+                assert all(found is None for _, found in cue["text"]), cue
+                assert dict(cue["fts"]) == by_text, (mode, cue["fts"], by_text)  # the same rowids
+                compared += 1
+        run = answers["text"]["provider_meta"]["templates_run"]
         if "prior_failure.narration.term_probe.v1" in run:  # no message of the scope matches the terms at all
-            assert "prior_failure.narration.term_probe.v1" in answers[False]["provider_meta"]["templates_run"]
-            assert answers[True]["result"]["items"] == answers[False]["result"]["items"]
+            assert "prior_failure.narration.term_probe.v1" in answers["full"]["provider_meta"]["templates_run"]
+            assert all(a["result"]["items"] == answers["full"]["result"]["items"] for a in answers.values())
             continue
-        assert "prior_failure.narration.scope_rows.v1" in run and "decision.messages.scope_rows.v1" in run
-        assert "prior_failure.narration.v1" in answers[False]["provider_meta"]["templates_run"]
-        assert "decision.messages.v1" in answers[False]["provider_meta"]["templates_run"]
-        assert answers[True]["result"] == answers[False]["result"] | {"index_revision":
-                                                                       answers[True]["result"]["index_revision"]}
+        for mode in ("text", "fts", "long"):
+            ran = answers[mode]["provider_meta"]["templates_run"]
+            assert "prior_failure.narration.scope_rows.v1" in ran and "decision.messages.scope_rows.v1" in ran
+        assert "prior_failure.narration.v1" in answers["full"]["provider_meta"]["templates_run"]
+        assert "decision.messages.v1" in answers["full"]["provider_meta"]["templates_run"]
+        for mode in ("text", "fts", "long"):
+            assert answers[mode]["result"] == answers["full"]["result"] | {
+                "index_revision": answers[mode]["result"]["index_revision"]}
+        for full in ("prior_failure.narration", "decision.messages"):
+            assert len(seen[f"{full}.scope_rows"]) == 3 and len(seen[full]) == 1
+            assert all(rows == seen[full][0] for rows in seen[f"{full}.scope_rows"])  # bm25 aside, the same rows
+            rows_of.setdefault(full, []).append(seen[full][0])
+    assert compared >= 2, "the texts' rowids were never compared with FTS5's"
     for full in ("prior_failure.narration", "decision.messages"):
-        assert seen[f"{full}.scope_rows"] == seen[full]
-        assert any(seen[full]), f"no case found a {full} row: the test shows nothing"
+        assert any(any(rows) for rows in rows_of[full]), f"no case found a {full} row: the test shows nothing"
 
 
 def test_the_term_probe_answers_only_for_terms_the_scope_never_mentions(
@@ -400,11 +440,16 @@ def test_the_term_probe_answers_only_for_terms_the_scope_never_mentions(
             assert with_probe["result"]["items"], "no item: the comparison shows nothing"
 
 
-def test_a_one_shot_query_skips_the_small_scope_plan_and_answers_the_same(
-        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
-    """``query`` answers one request and exits, so it never reads a small scope's marker rows (they pay only
-    when remembered); ``serve --stdio`` reads them once and uses the small-scope plan. Same answer."""
+def test_a_one_shot_query_uses_the_small_scope_plan_from_texts_and_answers_the_same(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``query`` answers one request and exits, so it never reads a small scope's FTS marker rows
+    (``.cue_rows``: they pay only when remembered). It finds them in the scope's texts (``.cue_text``) and
+    uses the small-scope plan, as ``serve --stdio`` does. Same answer from both, and in process: the one-shot
+    read runs ``.cue_text`` and never ``.cue_rows``."""
     import subprocess
+
+    from obelisk_session_evidence.index import connection
+    from obelisk_session_evidence.service import clear_warm_caches
 
     from tests.conftest import CLI, REPO
 
@@ -426,8 +471,21 @@ def test_a_one_shot_query_skips_the_small_scope_plan_and_answers_the_same(
     query_doc = json.loads(one.stdout)
     serve_docs = [json.loads(line) for line in served.stdout.splitlines() if line.strip()]
     assert len(serve_docs) == 2
-    ran_once = query_doc["provider_meta"]["templates_run"]
-    ran_served = serve_docs[1]["provider_meta"]["templates_run"]
-    assert not any(t.endswith((".scope_rows.v1", ".cue_rows.v1")) for t in ran_once), ran_once
-    assert "prior_failure.narration.scope_rows.v1" in ran_served and "decision.messages.scope_rows.v1" in ran_served
+    for doc in (query_doc, *serve_docs):
+        run = doc["provider_meta"]["templates_run"]
+        assert "prior_failure.narration.scope_rows.v1" in run and "decision.messages.scope_rows.v1" in run, run
+    ids: list[str] = []
+    original = connection.ReadSnapshot._execute
+
+    def recording(self: Any, sql: str, params: Any) -> Any:
+        if sql.startswith("-- id: "):
+            ids.append(sql.split("\n", 1)[0].removeprefix("-- id: "))
+        return original(self, sql, params)
+
+    monkeypatch.setattr(connection.ReadSnapshot, "_execute", recording)
+    clear_warm_caches()
+    in_process = answer(request.encode(), db_path=info.db_path, config_path=config, one_shot=True).envelope
+    assert "prior_failure.narration.cue_text" in ids and "decision.messages.cue_text" in ids, ids
+    assert not any(i.endswith(".cue_rows") for i in ids), ids
+    assert in_process["result"] == query_doc["result"] | {"index_revision": in_process["result"]["index_revision"]}
     assert query_doc["result"]["items"] and query_doc["result"] == serve_docs[0]["result"] == serve_docs[1]["result"]

@@ -10,6 +10,7 @@ from ..contract.wire import EvidenceType
 from ..errors import ScopeViolation
 from ..index.connection import ReadSnapshot, StatementBudgetExceeded
 from ..paths import Roots
+from .markers import MarkerMatcher, UndecidableText, marker_matcher
 from .snippets import ReadWindow
 from .templates import SCOPE_KIND, Template
 from .terms import (
@@ -35,6 +36,13 @@ FTS_FIRST_BUDGET_MS = 25.0
 #: scope has at most ``SMALL_SCOPE_SESSIONS`` sessions and fewer than ``CUE_ROWS_CEILING`` such messages.
 SCOPE_ROWS = ".scope_rows"
 CUE_ROWS = ".cue_rows"
+#: The scope's message texts (``.cue_text``), read through the session index and matched against the marker
+#: words in Python (``markers``: exactly FTS5's match, under the default unicode61 tokenizer). It stands in
+#: for ``.cue_rows``, which expands every marker prefix over the whole index, and so also serves a one-shot
+#: ``query``. At most ``CUE_TEXT_ROWS`` messages of at most ``CUE_TEXT_CAP`` characters each; a scope with more,
+#: or a text only FTS5 can judge (longer, or not text), is left to ``.cue_rows`` or the template itself.
+CUE_TEXT = ".cue_text"
+CUE_TEXT_ROWS = 1000
 #: The term probe of an FTS template (``.term_probe``): one message of the scope matching the query terms alone.
 #: Without one, every FTS template (the terms AND more) has no row: the probe answers them, and they do not run.
 #: The probes of the templates are one statement, run once per request under ``TERM_PROBE_BUDGET_MS``.
@@ -47,13 +55,14 @@ CUE_ROWS_CEILING = 4000
 #: messages, 11-20 sessions: within 1 ms on rare terms, 10.7 vs 35.2 ms and 54 vs 213 ms on a common one). A
 #: larger scope tries FTS-first under its budget, where a rare term is found much faster that way.
 SCOPE_FIRST_SESSIONS = 64
-_PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS, TERM_PROBE)
+_PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS, CUE_TEXT, TERM_PROBE)
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
 #: Characters of a whole message a template may return for Python to window (Obelisk keeps at most 10,000 of a
 #: message; a larger cell in a hostile database is cut here, so it never reaches Python whole).
 MESSAGE_CAP = 12000
+CUE_TEXT_CAP = MESSAGE_CAP
 #: ``:until`` of a normal request: above every ISO-8601 time, so the upper time bound excludes nothing. A
 #: replay (provider/qualify/replay/) binds the moment it replays instead: rows at or after it are not read.
 NO_UPPER_BOUND = "\U0010ffff"
@@ -103,10 +112,13 @@ Remember = Callable[[tuple[object, ...], Callable[[], Any]], Any]
 
 
 class _SmallScopePlan(NamedTuple):
-    """The small-scope plan of one template: its ``.cue_rows`` and ``.scope_rows`` templates, the scope and the
-    two halves of the template's FTS expression (marker words, query terms)."""
+    """The small-scope plan of one template: its ``.cue_text`` (with the marker matcher) and ``.cue_rows``
+    templates (either may be absent), its ``.scope_rows`` template, the scope and the two halves of the
+    template's FTS expression (marker words, query terms)."""
 
-    cue_rows: Template
+    cue_rows: Template | None
+    cue_text: Template | None
+    matcher: MarkerMatcher | None
     scope_rows: Template
     in_scope: frozenset[str]
     sources: Sequence[str]
@@ -143,12 +155,14 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                   roots: Roots, since: str, terms: PreparedTerms, tokenizer: str,
                   fetch_limit: int, window_chars: int,
                   scope_set: tuple[frozenset[str], bool] | None = None, until: str = NO_UPPER_BOUND,
-                  remember: Remember | None = None) -> RunReport:
+                  remember: Remember | None = None, markers_in_python: bool = False) -> RunReport:
     """``scope_set`` is the scope template's answer when the caller already ran it in this snapshot (the
     scope is computed once per request); without it the scope template runs here. ``until`` is the upper
     time bound (``NO_UPPER_BOUND``: none; a replay's moment: nothing at or after it is read). ``remember``
     keeps request-independent reads for the index's state; without it (a one-shot ``query``, the replay)
-    nothing could be reused, so the small-scope plans, whose first read is such a read, are not tried."""
+    nothing could be reused, so the small-scope plans that first read ``.cue_rows`` are not tried.
+    ``markers_in_python``: the live tokenizer is the default unicode61, so a small scope's marker rows may be
+    found in Python over its texts (``.cue_text``), remembered or not."""
     if not templates:
         return RunReport((), (), (), False, window_chars)
     if scope_set is None:
@@ -177,6 +191,8 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     first_plans = {t.id.removesuffix(FTS_FIRST): t for t in templates if t.id.endswith(FTS_FIRST)}
     scope_plans = {t.id.removesuffix(SCOPE_ROWS): t for t in templates if t.id.endswith(SCOPE_ROWS)}
     cue_plans = {t.id.removesuffix(CUE_ROWS): t for t in templates if t.id.endswith(CUE_ROWS)}
+    text_plans = {t.id.removesuffix(CUE_TEXT): t for t in templates if t.id.endswith(CUE_TEXT)} \
+        if markers_in_python and tokenizer == "unicode61" else {}
     probe_plans = {t.id.removesuffix(TERM_PROBE): t for t in templates if t.id.endswith(TERM_PROBE)}
     term_hits: dict[str, bool] = {}  # the terms' FTS expression -> whether the scope holds a message matching it
     terms_only = combined_expression(terms, [], tokenizer)  # the terms' half of every FTS expression
@@ -212,10 +228,14 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 ran.append(probe.key)  # answered by its term probe: no message of the scope matches the terms
                 continue
         small = None
-        if remember is not None and template.id in scope_plans and template.id in cue_plans and words \
-                and len(in_scope) <= SMALL_SCOPE_SESSIONS and terms_only is not None:
-            small = _SmallScopePlan(cue_plans[template.id], scope_plans[template.id], in_scope, sources, roots,
-                                    f"({marker_expression(words, tokenizer)})", terms_only, remember)
+        if template.id in scope_plans and words and len(in_scope) <= SMALL_SCOPE_SESSIONS and terms_only is not None:
+            matcher = marker_matcher(words) if template.id in text_plans else None
+            cue_text = text_plans.get(template.id) if matcher is not None else None
+            cue_rows = cue_plans.get(template.id) if remember is not None else None
+            if cue_text is not None or cue_rows is not None:
+                small = _SmallScopePlan(cue_rows, cue_text, matcher, scope_plans[template.id], in_scope, sources,
+                                        roots, f"({marker_expression(words, tokenizer)})", terms_only,
+                                        remember or _compute)
         fts_first = first_plans.get(template.id) if len(in_scope) > SCOPE_FIRST_SESSIONS else None
         if "after_rowid" in template.params:
             used, rows = template, _cue_rows_paged(snap, template, values)
@@ -347,18 +367,58 @@ def _small_scope_rows(snap: ReadSnapshot, small: _SmallScopePlan,
     so the answer is used only when it has fewer than ``:limit`` rows: then no row was cut, and the items'
     order is decided after the SQL (``bounding.fold``) by score, kind, time and refs alone.
     """
-    cue_values = {**values, "fts": small.markers, "limit": CUE_ROWS_CEILING}
-    key = ("cue_rows", small.cue_rows.digest, small.markers, values["sources"], values["roots"], values["until"],
-           tuple(sorted(small.in_scope)))
-    cue_rows: tuple[int, ...] | None = small.remember(key, lambda: _cue_rowids(snap, small, cue_values))
+    scope_key = (small.markers, values["sources"], values["roots"], values["until"], tuple(sorted(small.in_scope)))
+    cue_rows: tuple[int, ...] | None = None
+    if small.cue_text is not None:
+        text_values = {**values, "cap": CUE_TEXT_CAP, "limit": CUE_TEXT_ROWS}
+        cue_rows = small.remember(("cue_text", small.cue_text.digest, *scope_key),
+                                  lambda: _cue_rowids_from_text(snap, small, text_values))
+    if cue_rows is None and small.cue_rows is not None:
+        cue_values = {**values, "fts": small.markers, "limit": CUE_ROWS_CEILING}
+        cue_rows = small.remember(("cue_rows", small.cue_rows.digest, *scope_key),
+                                  lambda: _cue_rowids(snap, small, cue_values))
     if cue_rows is None:
-        return None  # too many: the scope is not small
+        return None  # too many, or not decidable here: the scope is not small
     rows = snap.rows(small.scope_rows.sql,
                      _params(small.scope_rows, {**values, "rows": json.dumps(list(cue_rows)), "fts": small.terms}))
     return rows if len(rows) < values["limit"] else None
 
 
+def _compute(_key: tuple[object, ...], compute: Callable[[], Any]) -> Any:
+    """``Remember`` that keeps nothing (a one-shot ``query``)."""
+    return compute()
+
+
+def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
+                          values: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The rowids ``.cue_rows`` would list, from the scope's texts (``.cue_text``) and the marker matcher; None
+    when the scope has ``:limit`` such messages or more, or a text only FTS5 can judge."""
+    template, matcher = small.cue_text, small.matcher
+    if template is None or matcher is None:
+        return None
+    found = snap.rows(template.sql, _params(template, values))
+    if len(found) >= int(values["limit"]):
+        return None
+    names = snap.last_columns
+    rowids = []
+    for row in found:
+        record = dict(zip(names, row, strict=True))
+        check_scope(RawHit(template, record), small.sources, small.roots, small.in_scope)  # as every row
+        body = record["body"]
+        if body is None and record["body_chars"] is not None:
+            return None  # longer than :cap: FTS5 judges it
+        try:
+            held = matcher.holds(body)
+        except UndecidableText:
+            return None
+        if held:
+            rowids.append(int(record["message_rowid"]))
+    return tuple(rowids)
+
+
 def _cue_rowids(snap: ReadSnapshot, small: _SmallScopePlan, values: Mapping[str, Any]) -> tuple[int, ...] | None:
+    if small.cue_rows is None:
+        return None
     found = snap.rows(small.cue_rows.sql, _params(small.cue_rows, values))
     if len(found) >= CUE_ROWS_CEILING:
         return None

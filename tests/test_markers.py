@@ -1,0 +1,113 @@
+"""``retrieval.markers`` decides the marker expression exactly as SQLite's FTS5 ``MATCH`` does.
+
+Every generated text is indexed in a real FTS5 table (the default ``unicode61`` tokenizer, as Obelisk declares
+``messages_fts``) and matched against the provider's own marker expression (``terms.marker_expression``); the
+Python matcher must give the same answer for every text: ASCII and not, upper case, diacritics, apostrophes,
+phrases split by punctuation, CJK runs, a marker inside a longer word or at the end of one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import apsw
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from obelisk_session_evidence.retrieval.markers import UndecidableText, decides_markers, marker_matcher
+from obelisk_session_evidence.retrieval.terms import (
+    DECISION_CUES,
+    DECISION_WORDS,
+    FAILURE_CUES,
+    FAILURE_WORDS,
+    marker_expression,
+    unsegmented,
+)
+
+#: The marker word lists the engine passes (``engine._FTS_WORDS`` plus ``_CJK_FTS_WORDS``).
+WORD_LISTS = {
+    "failure": (*FAILURE_WORDS, *unsegmented(FAILURE_CUES)),
+    "decision": (*DECISION_WORDS, *unsegmented(DECISION_CUES)),
+}
+#: Pieces a text is built from: the markers themselves in other cases and accents, near misses, separators.
+PIECES = [
+    "fail", "FAILED", "Failure", "unfail", "fa il", "fāil", "FÁIL", "error", "errors", "terror", "traceback",
+    "Exception", "crash", "broke", "refused", "denied", "cannot", "can not", "let's", "lets", "let s", "let",
+    "i'll", "I'LL", "ill", "we'll", "went with", "went  with", "went,with", "went-with", "went withdrawn",
+    "go with", "going with", "for now", "for nowhere", "from now on", "from now", "instead", "insteadof",
+    "decid", "decided", "Décidé", "chose", "choose", "choosing", "opt", "optimal", "drop", "dropped",
+    "rather", "should use", "move to", "moving to", "moving", "because", "becau", "favour", "favor", "prefer",
+    "失败", "报错", "因为", "决定", "放弃", "改用", "表格组件", "React 19 因为", "，因为", "…失败了",
+    "_fail", "fail_", "x1fail", "9error", "\u00a0error", "error\u200b", "\t", "\n", " ", ".", ",", "'",
+    "-", "(", ")", "\"", "é", "ß", "İ", "ı", "ﬁ", "😀", "0", "a", "Z",
+]
+texts = st.lists(st.sampled_from(PIECES), max_size=12).map("".join) | st.text(max_size=40)
+
+
+@pytest.fixture(scope="module")
+def fts() -> Iterator[apsw.Connection]:
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text)")
+    yield conn
+    conn.close()
+
+
+def _fts_matches(conn: apsw.Connection, text: str, words: Sequence[str]) -> bool:
+    conn.execute("DELETE FROM t")
+    conn.execute("INSERT INTO t(text) VALUES (?)", (text,))
+    return bool(list(conn.execute("SELECT 1 FROM t WHERE t MATCH ?", (marker_expression(words, "unicode61"),))))
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=texts, kind=st.sampled_from(sorted(WORD_LISTS)))
+def test_the_matcher_answers_as_fts5(fts: apsw.Connection, text: str, kind: str) -> None:
+    words = WORD_LISTS[kind]
+    matcher = marker_matcher(words)
+    assert matcher is not None
+    try:
+        held = matcher.holds(text)
+    except UndecidableText:  # only a text the tokenizer cannot take (a lone surrogate) is left to FTS5
+        with pytest.raises(UnicodeEncodeError):
+            text.encode("utf-8")
+        return
+    assert held == _fts_matches(fts, text, words), (text, kind)
+
+
+@pytest.mark.parametrize(("text", "kind", "held"), [
+    ("The build FAILED again", "failure", True),
+    ("an unfailing test", "failure", False),  # the prefix starts a token, never inside one
+    ("Décidé hier", "decision", True),  # diacritics removed, as unicode61 does
+    ("we went, with the flow", "decision", True),  # a phrase across punctuation
+    ("we went withdrawn", "decision", False),  # a phrase's last word is not a prefix
+    ("Let’s go", "decision", True),  # a typographic apostrophe separates tokens as the ASCII one does
+    ("Let's go", "decision", True),
+    ("React 19 因为表格组件", "decision", True),  # a CJK run opening with a cue
+    ("表格组件因为", "decision", False),  # a cue inside a CJK run: one token, not its prefix
+    ("", "failure", False),
+])
+def test_the_matcher_on_told_cases(fts: apsw.Connection, text: str, kind: str, held: bool) -> None:
+    matcher = marker_matcher(WORD_LISTS[kind])
+    assert matcher is not None
+    assert matcher.holds(text) is held
+    assert _fts_matches(fts, text, WORD_LISTS[kind]) is held
+
+
+def test_only_fts5_judges_what_is_not_text() -> None:
+    """A NULL holds no token; a BLOB, a number or a lone surrogate is left to FTS5 (the engine then uses the
+    FTS plan)."""
+    matcher = marker_matcher(FAILURE_WORDS)
+    assert matcher is not None
+    assert matcher.holds(None) is False
+    for value in (b"fail", 3, 2.5, "fail \ud800"):
+        with pytest.raises(UndecidableText):
+            matcher.holds(value)
+
+
+def test_only_the_default_unicode61_tokenizer_is_decided_here() -> None:
+    assert decides_markers("unicode61", None)
+    assert decides_markers("unicode61", "unicode61")
+    assert decides_markers("unicode61", " unicode61 ")
+    for tokenizer, spec in (("unicode61", "unicode61 remove_diacritics 2"), ("unicode61", "unicode61 tokenchars _"),
+                            ("porter", "porter unicode61"), ("trigram", "trigram"), ("ascii", "ascii"),
+                            (None, None)):
+        assert not decides_markers(tokenizer, spec), (tokenizer, spec)
