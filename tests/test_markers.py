@@ -111,3 +111,34 @@ def test_only_the_default_unicode61_tokenizer_is_decided_here() -> None:
                             ("porter", "porter unicode61"), ("trigram", "trigram"), ("ascii", "ascii"),
                             (None, None)):
         assert not decides_markers(tokenizer, spec), (tokenizer, spec)
+
+
+@settings(max_examples=200, deadline=None)
+@given(batch=st.lists(texts | st.none(), max_size=8), kind=st.sampled_from(sorted(WORD_LISTS)))
+def test_a_batch_is_judged_text_by_text(fts: apsw.Connection, batch: list[str | None], kind: str) -> None:
+    """Texts judged together (one scan per marker over all of them) get each its own FTS5 answer: a marker is
+    never found across two texts, and a later text is not skipped after a hit in an earlier one."""
+    words = WORD_LISTS[kind]
+    matcher = marker_matcher(words)
+    assert matcher is not None
+    if any(t is not None and not _encodable(t) for t in batch):
+        with pytest.raises(UndecidableText):
+            matcher.held(batch)
+        return
+    assert matcher.held(batch) == [t is not None and _fts_matches(fts, t, words) for t in batch]
+
+
+def test_a_marker_is_not_found_across_two_texts() -> None:
+    matcher = marker_matcher(DECISION_WORDS)
+    assert matcher is not None
+    assert matcher.held(["we went", "with it", "fine"]) == [False, False, False]
+    assert matcher.held(["let", "s go"]) == [False, False]
+    assert matcher.held(["because", "x", "because"]) == [True, False, True]
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -400,20 +400,16 @@ def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
     if len(found) >= int(values["limit"]):
         return None
     names = snap.last_columns
-    rowids = []
-    for row in found:
-        record = dict(zip(names, row, strict=True))
+    records = [dict(zip(names, row, strict=True)) for row in found]
+    for record in records:
         check_scope(RawHit(template, record), small.sources, small.roots, small.in_scope)  # as every row
-        body = record["body"]
-        if body is None and record["body_chars"] is not None:
+        if record["body"] is None and record["body_chars"] is not None:
             return None  # longer than :cap: FTS5 judges it
-        try:
-            held = matcher.holds(body)
-        except UndecidableText:
-            return None
-        if held:
-            rowids.append(int(record["message_rowid"]))
-    return tuple(rowids)
+    try:
+        held = matcher.held([record["body"] for record in records])
+    except UndecidableText:
+        return None
+    return tuple(int(record["message_rowid"]) for record, hit in zip(records, held, strict=True) if hit)
 
 
 def _cue_rowids(snap: ReadSnapshot, small: _SmallScopePlan, values: Mapping[str, Any]) -> tuple[int, ...] | None:

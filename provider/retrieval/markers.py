@@ -1,98 +1,98 @@
-"""Whether a text holds a marker word, decided in Python exactly as FTS5 decides ``MATCH`` of the marker
+"""Which texts hold a marker word, decided in Python exactly as FTS5 decides ``MATCH`` of the marker
 expression (``terms.marker_expression``), for the texts of a small scope that the provider already read.
 
 FTS5 matches ``"fail"*`` when a token of the indexed text starts with the query's token ``fail``, and
-``"went with"`` when two consecutive tokens are ``went`` and ``with`` (``"let's"*``: ``let`` then a token
+``"went with"`` when two consecutive tokens are ``went`` and ``with`` (``"let's"*``: ``let``, then a token
 starting with ``s``). The tokens here come from the live tokenizer itself (``apsw``'s access to SQLite's
 FTS5 tokenizers, over an in-memory database: no file is opened), so a text's tokens are the index's tokens.
 
-Used only under the default ``unicode61`` tokenizer (no options), where a token of an ASCII text is a run of
-ASCII letters and digits folded to lower case: such a text whose lower-case form holds no marker's first
-token holds no marker, and is not tokenized (``MarkerMatcher.prefilter``). Any other text is tokenized
-whole. ``tests/test_markers.py`` checks the answers against SQLite's own FTS5 ``MATCH``.
+Each text becomes its tokens joined by NUL, with a NUL before and after; the texts are joined by U+0001.
+Neither character is ever part of a token (the default ``unicode61`` keeps letters, numbers and private-use
+characters only), so a marker is held exactly where its pattern occurs: NUL + prefix for a one-token word,
+NUL + tokens joined by NUL (+ NUL unless the last token is a prefix) for a longer one. One ``str.find`` scan
+per pattern over all the texts.
+
+Used only under the default ``unicode61`` tokenizer (no options; it reports no colocated tokens).
+``tests/test_markers.py`` checks the answers against SQLite's own FTS5 ``MATCH``.
 """
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
-#: Tokens of a text (``apsw.FTS5_TOKENIZE_QUERY`` or ``_DOCUMENT``); raises on a text the tokenizer refuses.
+import apsw
+
+#: Tokens of a text (``apsw.FTS5_TOKENIZE_QUERY`` or ``_DOCUMENT``).
 Tokens = Callable[[str], list[str]]
+_BETWEEN_WORDS = "\x00"
+_BETWEEN_TEXTS = "\x01"
 
 
 class UndecidableText(Exception):
-    """The text cannot be decided here (not text, or the tokenizer refused it): FTS5 decides instead."""
+    """A text cannot be decided here (not text, or the tokenizer refused it): FTS5 decides instead."""
 
 
 @lru_cache(maxsize=8)
 def fts5_tokens(spec: str, *, query: bool) -> Tokens:
     """The tokens the FTS5 tokenizer ``spec`` (``tokenize=`` words; default ``unicode61``) gives a text as a
     query (``query``) or as an indexed document. One in-memory connection per spec and mode."""
-    import apsw
-
     words = spec.split() or ["unicode61"]
     memory = apsw.Connection(":memory:")  # an in-memory database: no file is opened
     tokenizer = memory.fts5_tokenizer(words[0], words[1:])
     mode = apsw.FTS5_TOKENIZE_QUERY if query else apsw.FTS5_TOKENIZE_DOCUMENT
 
     def tokens(text: str) -> list[str]:
-        found = tokenizer(text.encode("utf-8"), mode, None)
-        out = []
-        for token in found:
-            parts = tuple(token)
-            if len(parts) != 3:
-                raise UndecidableText  # colocated tokens: not a shape this matcher follows
-            out.append(str(parts[2]))
-        return out
+        # Without offsets and colocated tokens apsw gives the tokens themselves, as str.
+        found = tokenizer(text.encode("utf-8"), mode, None, include_offsets=False, include_colocated=False)
+        return cast("list[str]", found)
 
     return tokens
 
 
 class MarkerMatcher(NamedTuple):
-    """The marker expression of a list of words, as token patterns."""
+    """The marker expression of a list of words, as patterns over joined tokens (module docstring)."""
 
-    prefixes: tuple[str, ...]  # one-token words in prefix form: a token starting with one matches
-    phrases: tuple[tuple[tuple[str, ...], bool], ...]  # (tokens, last token in prefix form) of longer words
-    prefilter: re.Pattern[str]  # any word's first token, for an ASCII text's lower-case form
+    patterns: tuple[str, ...]
     document: Tokens
 
+    def held(self, texts: Sequence[object]) -> list[bool]:
+        """Whether each text (a message's whole text; None for NULL) matches the marker expression; raises
+        :class:`UndecidableText` when only FTS5 can tell (a text that is not a ``str``, or that the tokenizer
+        refuses)."""
+        parts: list[str] = []
+        starts: list[int] = []
+        at = 0
+        for text in texts:
+            if text is None:
+                joined = _BETWEEN_WORDS  # FTS5 indexes no token of a NULL
+            elif type(text) is str:
+                try:
+                    joined = _BETWEEN_WORDS + _BETWEEN_WORDS.join(self.document(text)) + _BETWEEN_WORDS
+                except (UnicodeError, apsw.Error) as error:  # a lone surrogate; the tokenizer refused it
+                    raise UndecidableText from error
+            else:
+                raise UndecidableText
+            starts.append(at)
+            parts.append(joined)
+            at += len(joined) + 1
+        every = _BETWEEN_TEXTS.join(parts)
+        held = [False] * len(parts)
+        for pattern in self.patterns:
+            found = every.find(pattern)
+            while found >= 0:
+                index = bisect_right(starts, found) - 1
+                held[index] = True
+                if index + 1 >= len(starts):
+                    break
+                found = every.find(pattern, starts[index + 1])
+        return held
+
     def holds(self, text: object) -> bool:
-        """Whether ``text`` (a message's whole text) matches the marker expression; raises
-        :class:`UndecidableText` when only FTS5 can tell (a text that is not a ``str``)."""
-        if text is None:
-            return False  # FTS5 indexes no token of a NULL
-        if type(text) is not str:
-            raise UndecidableText
-        if text.isascii() and self.prefilter.search(text.lower()) is None:
-            return False
-        try:
-            tokens = self.document(text)
-        except (UnicodeError, ValueError) as error:  # a lone surrogate; a tokenizer error
-            raise UndecidableText from error
-        except Exception as error:
-            raise UndecidableText from error
-        return _holds(tokens, self.prefixes, self.phrases)
-
-
-def _holds(tokens: Sequence[str], prefixes: tuple[str, ...],
-           phrases: tuple[tuple[tuple[str, ...], bool], ...]) -> bool:
-    if prefixes and any(token.startswith(prefixes) for token in tokens):
-        return True
-    for phrase, prefix in phrases:
-        size = len(phrase)
-        head, last = phrase[0], phrase[-1]
-        for at in range(len(tokens) - size + 1):
-            if tokens[at] != head:
-                continue
-            if any(tokens[at + k] != phrase[k] for k in range(1, size - 1)):
-                continue
-            end = tokens[at + size - 1]
-            if end.startswith(last) if prefix else end == last:
-                return True
-    return False
+        """:meth:`held` of one text."""
+        return self.held([text])[0]
 
 
 def decides_markers(tokenizer: str | None, tokenizer_spec: str | None) -> bool:
@@ -109,18 +109,11 @@ def marker_matcher(words: Sequence[str]) -> MarkerMatcher | None:
 @lru_cache(maxsize=16)
 def _matcher(words: tuple[str, ...]) -> MarkerMatcher | None:
     query = fts5_tokens("unicode61", query=True)
-    prefixes: list[str] = []
-    phrases: list[tuple[tuple[str, ...], bool]] = []
-    firsts: list[str] = []
+    patterns: list[str] = []
     for word in words:
-        tokens = tuple(query(word))
+        tokens = query(word)
         if not tokens:
             return None
         prefix = " " not in word  # terms.marker_expression: the prefix form unless the word has a space
-        if prefix and len(tokens) == 1:
-            prefixes.append(tokens[0])
-        else:
-            phrases.append((tokens, prefix))
-        firsts.append(tokens[0])
-    prefilter = re.compile("|".join(re.escape(first) for first in sorted(set(firsts))))
-    return MarkerMatcher(tuple(prefixes), tuple(phrases), prefilter, fts5_tokens("unicode61", query=False))
+        patterns.append(_BETWEEN_WORDS + _BETWEEN_WORDS.join(tokens) + ("" if prefix else _BETWEEN_WORDS))
+    return MarkerMatcher(tuple(dict.fromkeys(patterns)), fts5_tokens("unicode61", query=False))
