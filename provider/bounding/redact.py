@@ -493,6 +493,9 @@ _RULES = (
     ),
     *_ENTROPY_RULES,
 )
+#: Every rule's triggers, once each: a text is searched for each of them once, then each rule asks whether one
+#: of its own is among those present (the same test as ``any(t in lowered for t in rule.triggers)``).
+_TRIGGERS: tuple[str, ...] = tuple(dict.fromkeys(t for rule in _RULES for t in rule.triggers))
 
 _PEM_BEGIN = r"-----BEGIN[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----"
@@ -553,8 +556,9 @@ def _candidates(text: str) -> list[_Candidate]:
     if "private key" in lowered:
         pri = _PRIORITY["private_key"]
         found.extend((s, e, pri) for s, e in _private_keys(text))
-    for rule in _RULES:
-        if not any(t in lowered for t in rule.triggers):
+    present = {t for t in _TRIGGERS if t in lowered}
+    for rule in _RULES if present else ():
+        if present.isdisjoint(rule.triggers):
             continue
         pri = _PRIORITY[rule.kind]
         pos = 0
