@@ -132,7 +132,8 @@ def _runnable(live_needs_check: Callable[[Template], list[str]], types: Sequence
 #   re-read only when the stat changed).
 # * what a request reads about its scope (``_Memo``): the scope set, the marker rows, the transcript homes,
 #   the revision aggregates, the scope's ``index_state`` rows, the archive probe and the rowids of a small
-#   scope's messages that hold a marker word (``retrieval.engine``, ``.cue_rows``), keyed by the index's
+#   scope's messages that hold a marker word (``retrieval.engine``: ``.cue_text`` matched in Python, or
+#   ``.cue_rows``), keyed by the index's
 #   state: the database file's identity (device, inode, size, mtime and ctime in ns) and the ``-wal`` file's
 #   size and mtime, taken before the snapshot opens. The same state is checked again after the read: only
 #   when nothing changed in between are new values kept, and a read that used a kept value while the state
@@ -371,8 +372,9 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
     the scope at stage 2, in memory: nothing is written).
 
     ``one_shot``: the process answers this request only and exits (``query``): reads made only to be
-    remembered for later requests (a small scope's marker rows, ``retrieval.engine``) are not made; the
-    answer is the same either way.
+    remembered for later requests (a small scope's FTS marker rows, ``retrieval.engine``'s ``.cue_rows``)
+    are not made (its texts, ``.cue_text``, still are: they cost what the scope holds); the answer is the
+    same either way.
 
     ``config_must_exist``: the operator named the config (a missing file is ``config_invalid``, not default-off).
     ``started_at``: the ``time.monotonic()`` at which the request's deadline began (the CLI starts it before
