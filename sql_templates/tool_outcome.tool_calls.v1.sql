@@ -6,6 +6,8 @@
 -- Commands or tools whose input or output (its head and tail, the part shown) mentions a query term (line
 -- breaks, tabs, hyphens and underscores in the output read as spaces, so a phrase matches across them), with
 -- their outcome (failed or succeeded), newest first, so that a later success after a failure is visible.
+-- CROSS JOIN keeps the join order tool_calls, tool_results, messages: the term test runs before a call's
+-- message is looked up, so only the rows that mention a term pay that lookup.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -39,9 +41,9 @@ SELECT tc.session_id AS session_id,
                json_each(:terms) AS t
          WHERE instr(cell.input, t.value) > 0 OR instr(cell.edges, t.value) > 0) AS score
 FROM tool_calls AS tc
-JOIN messages AS m ON m.uuid = tc.message_uuid
+CROSS JOIN tool_results AS tr ON tr.tool_use_id = tc.id
+CROSS JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id
-JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 WHERE tc.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
