@@ -151,3 +151,27 @@ def test_the_check_catches_a_scan(databases: dict[str, Path]) -> None:
         assert scanned_tables(plan(conn, sql, {"t": "x"}), sql) == {"messages"}
     finally:
         conn.close()
+
+
+#: Templates that test a call's result before its message: the plan must look ``tool_results`` up before
+#: ``messages`` (issue 13: a large scope's calls each paid a message lookup before the result filters ran).
+RESULT_BEFORE_MESSAGE = ("prior_failure.tool_results", "tool_outcome.tool_calls")
+
+
+@pytest.mark.parametrize("template_id", RESULT_BEFORE_MESSAGE)
+def test_a_calls_result_is_tested_before_its_message_is_looked_up(databases: dict[str, Path],
+                                                                     template_id: str) -> None:
+    template = next(t for t in load_templates() if t.id == template_id)
+    checked = 0
+    for name, path in databases.items():
+        conn = _open(path)
+        try:
+            if unmet_needs(_live(conn), template.needs):
+                continue
+            lines = plan(conn, template.sql, {p: _PARAMS[p] for p in template.params})
+        finally:
+            conn.close()
+        order = [line.split()[1] for line in lines if line.startswith("SEARCH ") and line.split()[1] in ("tr", "m")]
+        assert order[:2] == ["tr", "m"], f"{template.key} on {name}:\n" + "\n".join(lines)
+        checked += 1
+    assert checked >= 4
