@@ -489,3 +489,37 @@ def test_a_one_shot_query_uses_the_small_scope_plan_from_texts_and_answers_the_s
     assert not any(i.endswith(".cue_rows") for i in ids), ids
     assert in_process["result"] == query_doc["result"] | {"index_revision": in_process["result"]["index_revision"]}
     assert query_doc["result"]["items"] and query_doc["result"] == serve_docs[0]["result"] == serve_docs[1]["result"]
+
+
+def test_the_term_probe_gets_a_short_budget_when_the_small_scope_plans_stand_ready(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small scope under the default tokenizer has its marker templates' small-scope plans (a few ms whatever
+    the terms), so the term probe runs under ``SMALL_SCOPE_PROBE_BUDGET_MS``; a larger scope, where the probe
+    can spare a full plan, under ``TERM_PROBE_BUDGET_MS``. Past its budget the templates run: same answer."""
+    from obelisk_session_evidence.index import connection
+    from obelisk_session_evidence.retrieval import engine
+
+    info, manifest = fx
+    budgets: list[float | None] = []
+    original = connection.ReadSnapshot.rows
+
+    def recording(self: Any, sql: str, params: Any = (), *, budget_ms: float | None = None) -> Any:
+        if sql.startswith("-- id: ") and ".term_probe\n" in sql.split("\n", 1)[0] + "\n":
+            budgets.append(budget_ms)
+        return original(self, sql, params, budget_ms=budget_ms)
+
+    monkeypatch.setattr(connection.ReadSnapshot, "rows", recording)
+    ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"],
+           "terms": ["stripe", "billing", "ModuleNotFoundError"]}
+    answers = {}
+    for small, budget in ((True, engine.SMALL_SCOPE_PROBE_BUDGET_MS), (False, engine.TERM_PROBE_BUDGET_MS)):
+        budgets.clear()
+        monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 64 if small else 0)
+        answers[small] = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
+        assert budgets == [budget], (small, budgets)
+    assert engine.SMALL_SCOPE_PROBE_BUDGET_MS < engine.TERM_PROBE_BUDGET_MS
+    monkeypatch.setattr(engine, "SMALL_SCOPE_PROBE_BUDGET_MS", 0.0)  # always past it
+    monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 64)
+    past = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
+    assert past["result"]["items"] == answers[True]["result"]["items"] == answers[False]["result"]["items"]
+    assert past["result"]["items"], "no item: the comparison shows nothing"

@@ -48,6 +48,10 @@ CUE_TEXT_ROWS = 1000
 #: The probes of the templates are one statement, run once per request under ``TERM_PROBE_BUDGET_MS``.
 TERM_PROBE = ".term_probe"
 TERM_PROBE_BUDGET_MS = 5.0
+#: The probe's budget when the small-scope plans (``.cue_text``) stand ready for the marker templates: they cost
+#: a few ms whatever the terms, so the probe is not worth more. A rare term's probe ends well within it (about
+#: 1 ms at 1M messages); a common term's first match in the scope can lie 15 ms down its doclist.
+SMALL_SCOPE_PROBE_BUDGET_MS = 2.0
 SMALL_SCOPE_SESSIONS = 64
 CUE_ROWS_CEILING = 4000
 #: A scope of at most this many sessions skips the FTS-first plan: its scope-set plan lists few messages, so it
@@ -196,6 +200,8 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     probe_plans = {t.id.removesuffix(TERM_PROBE): t for t in templates if t.id.endswith(TERM_PROBE)}
     term_hits: dict[str, bool] = {}  # the terms' FTS expression -> whether the scope holds a message matching it
     terms_only = combined_expression(terms, [], tokenizer)  # the terms' half of every FTS expression
+    probe_budget = SMALL_SCOPE_PROBE_BUDGET_MS if text_plans and len(in_scope) <= SMALL_SCOPE_SESSIONS \
+        else TERM_PROBE_BUDGET_MS
     # Templates that follow up found failures (``:failures``) run last, over the failures found before them.
     ordered = sorted(templates, key=lambda t: "failures" in t.params)
     for template in ordered if in_scope else ():
@@ -224,7 +230,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
             probe = probe_plans.get(template.id)
             if probe is not None and terms_only is not None and \
                     not _has_term_hit(snap, probe, {**values, "fts": terms_only, "limit": 1}, term_hits,
-                                     sources=sources, roots=roots, in_scope=in_scope):
+                                     sources=sources, roots=roots, in_scope=in_scope, budget_ms=probe_budget):
                 ran.append(probe.key)  # answered by its term probe: no message of the scope matches the terms
                 continue
         small = None
@@ -299,13 +305,14 @@ def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template 
 
 
 def _has_term_hit(snap: ReadSnapshot, probe: Template, values: Mapping[str, Any], known: dict[str, bool], *,
-                  sources: Sequence[str], roots: Roots, in_scope: frozenset[str]) -> bool:
+                  sources: Sequence[str], roots: Roots, in_scope: frozenset[str],
+                  budget_ms: float = TERM_PROBE_BUDGET_MS) -> bool:
     """Whether a message of the scope matches the terms alone (``values["fts"]``), asked once per expression in a
     request (``known``); True when the probe's budget ran out (the templates then run and decide)."""
     expression = str(values["fts"])
     if expression not in known:
         try:
-            rows = snap.rows(probe.sql, _params(probe, values), budget_ms=TERM_PROBE_BUDGET_MS)
+            rows = snap.rows(probe.sql, _params(probe, values), budget_ms=budget_ms)
         except StatementBudgetExceeded:
             known[expression] = True
         else:
