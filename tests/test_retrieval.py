@@ -370,22 +370,26 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
         answers = {}
         by_text: dict[str, tuple[int, ...] | None] = {}
         seen.clear()
-        for mode, sessions, rows, cap in (("text", 64, engine.CUE_TEXT_ROWS, engine.CUE_TEXT_CAP),
-                                          ("fts", 64, 0, engine.CUE_TEXT_CAP), ("long", 64, engine.CUE_TEXT_ROWS, 1),
-                                          ("full", 0, engine.CUE_TEXT_ROWS, engine.CUE_TEXT_CAP)):
+        rows_cap, cap_cap, chars_cap = engine.CUE_TEXT_ROWS, engine.CUE_TEXT_CAP, engine.CUE_TEXT_CHARS
+        for mode, sessions, rows, cap, chars in (("text", 64, rows_cap, cap_cap, chars_cap),
+                                                 ("fts", 64, 0, cap_cap, chars_cap),
+                                                 ("long", 64, rows_cap, 1, chars_cap),
+                                                 ("much", 64, rows_cap, cap_cap, 1),
+                                                 ("full", 0, rows_cap, cap_cap, chars_cap)):
             clear_warm_caches()
             cue["text"].clear()
             cue["fts"].clear()
             monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", sessions)
             monkeypatch.setattr(engine, "CUE_TEXT_ROWS", rows)
             monkeypatch.setattr(engine, "CUE_TEXT_CAP", cap)
+            monkeypatch.setattr(engine, "CUE_TEXT_CHARS", chars)
             monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 0.0 if mode == "full" else 25.0)
             answers[mode] = _ask(info, manifest, tmp_path, agent=agent, repo=repo,
                                  types=["prior_failure", "decision"], terms=terms)
             if mode == "text" and cue["text"]:
                 assert not cue["fts"] and all(found is not None for _, found in cue["text"]), cue
                 by_text = dict(cue["text"])
-            elif mode in ("fts", "long") and cue["fts"]:
+            elif mode in ("fts", "long", "much") and cue["fts"]:
                 assert all(found is None for _, found in cue["text"]), cue
                 assert dict(cue["fts"]) == by_text, (mode, cue["fts"], by_text)  # the same rowids
                 compared += 1
@@ -394,19 +398,19 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
             assert "prior_failure.narration.term_probe.v1" in answers["full"]["provider_meta"]["templates_run"]
             assert all(a["result"]["items"] == answers["full"]["result"]["items"] for a in answers.values())
             continue
-        for mode in ("text", "fts", "long"):
+        for mode in ("text", "fts", "long", "much"):
             ran = answers[mode]["provider_meta"]["templates_run"]
             assert "prior_failure.narration.scope_rows.v1" in ran and "decision.messages.scope_rows.v1" in ran
         assert "prior_failure.narration.v1" in answers["full"]["provider_meta"]["templates_run"]
         assert "decision.messages.v1" in answers["full"]["provider_meta"]["templates_run"]
-        for mode in ("text", "fts", "long"):
+        for mode in ("text", "fts", "long", "much"):
             assert answers[mode]["result"] == answers["full"]["result"] | {
                 "index_revision": answers[mode]["result"]["index_revision"]}
         for full in ("prior_failure.narration", "decision.messages"):
-            assert len(seen[f"{full}.scope_rows"]) == 3 and len(seen[full]) == 1
+            assert len(seen[f"{full}.scope_rows"]) == 4 and len(seen[full]) == 1
             assert all(rows == seen[full][0] for rows in seen[f"{full}.scope_rows"])  # bm25 aside, the same rows
             rows_of.setdefault(full, []).append(seen[full][0])
-    assert compared >= 2, "the texts' rowids were never compared with FTS5's"
+    assert compared >= 3, "the texts' rowids were never compared with FTS5's"
     for full in ("prior_failure.narration", "decision.messages"):
         assert any(any(rows) for rows in rows_of[full]), f"no case found a {full} row: the test shows nothing"
 

@@ -39,10 +39,14 @@ CUE_ROWS = ".cue_rows"
 #: The scope's message texts (``.cue_text``), read through the session index and matched against the marker
 #: words in Python (``markers``: exactly FTS5's match, under the default unicode61 tokenizer). It stands in
 #: for ``.cue_rows``, which expands every marker prefix over the whole index, and so also serves a one-shot
-#: ``query``. At most ``CUE_TEXT_ROWS`` messages of at most ``CUE_TEXT_CAP`` characters each; a scope with more,
-#: or a text only FTS5 can judge (longer, or not text), is left to ``.cue_rows`` or the template itself.
+#: ``query``. At most ``CUE_TEXT_ROWS`` messages of at most ``CUE_TEXT_CAP`` characters each, ``CUE_TEXT_CHARS``
+#: in all; a scope with more, or a text only FTS5 can judge (longer, or not text), is left to ``.cue_rows`` or
+#: the template itself.
 CUE_TEXT = ".cue_text"
 CUE_TEXT_ROWS = 1000
+#: Characters of ``.cue_text`` bodies tokenized per template at most (about 20 ms of tokenizing); a scope whose
+#: texts hold more is left to ``.cue_rows`` or the template, as one with more rows is.
+CUE_TEXT_CHARS = 1_000_000
 #: The term probe of an FTS template (``.term_probe``): one message of the scope matching the query terms alone.
 #: Without one, every FTS template (the terms AND more) has no row: the probe answers them, and they do not run.
 #: The probes of the templates are one statement, run once per request under ``TERM_PROBE_BUDGET_MS``.
@@ -408,10 +412,14 @@ def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
         return None
     names = snap.last_columns
     records = [dict(zip(names, row, strict=True)) for row in found]
+    chars = 0
     for record in records:
         check_scope(RawHit(template, record), small.sources, small.roots, small.in_scope)  # as every row
         if record["body"] is None and record["body_chars"] is not None:
             return None  # longer than :cap: FTS5 judges it
+        chars += record["body_chars"] if type(record["body_chars"]) is int else 0
+    if chars > CUE_TEXT_CHARS:
+        return None  # more text than the matcher takes on: FTS5 judges the scope
     try:
         held = matcher.held([record["body"] for record in records])
     except UndecidableText:
