@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -25,7 +24,7 @@ from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow
 from .index.scope_state import ScopeRows, ScopeSet
 from .retrieval.engine import FETCH_CEILING, NO_UPPER_BOUND, RunReport, run_templates, substring_scan_planned
-from .retrieval.markers import decides_markers
+from .retrieval.markers import decides_markers, fts5_tokens
 from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
 
@@ -223,18 +222,10 @@ def _verify_templates(templates: Sequence[Template], template_dir: Path | None) 
     _VERIFIED_TEMPLATES.update(t.digest for t in pending)
 
 
-@lru_cache(maxsize=8)
 def _tokenize_with(spec: str) -> Callable[[str], Sequence[str]]:
-    import apsw
-
-    words = spec.split() or ["unicode61"]
-    memory = apsw.Connection(":memory:")  # an in-memory database: no file is opened
-    tokenizer = memory.fts5_tokenizer(words[0], words[1:])
-
-    def tokens(text: str) -> Sequence[str]:
-        return [str(tuple(tok)[2]) for tok in tokenizer(text.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)]
-
-    return tokens
+    """The live tokenizer's query tokens (``retrieval.markers.fts5_tokens``: one in-memory connection per spec,
+    kept for the process)."""
+    return fts5_tokens(spec, query=True)
 
 
 def _has_column(live: Mapping[str, Any], table: str, column: str) -> bool:

@@ -70,6 +70,7 @@ READ_TAIL = 1500
 #: Characters of a whole message a template may return for Python to window (Obelisk keeps at most 10,000 of a
 #: message; a larger cell in a hostile database is cut here, so it never reaches Python whole).
 MESSAGE_CAP = 12000
+#: Characters of one ``.cue_text`` body (a longer text is left to FTS5: ``CUE_TEXT``).
 CUE_TEXT_CAP = MESSAGE_CAP
 #: ``:until`` of a normal request: above every ISO-8601 time, so the upper time bound excludes nothing. A
 #: replay (provider/qualify/replay/) binds the moment it replays instead: rows at or after it are not read.
@@ -200,7 +201,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     scope_plans = {t.id.removesuffix(SCOPE_ROWS): t for t in templates if t.id.endswith(SCOPE_ROWS)}
     cue_plans = {t.id.removesuffix(CUE_ROWS): t for t in templates if t.id.endswith(CUE_ROWS)}
     text_plans = {t.id.removesuffix(CUE_TEXT): t for t in templates if t.id.endswith(CUE_TEXT)} \
-        if markers_in_python and tokenizer == "unicode61" else {}
+        if markers_in_python else {}
     probe_plans = {t.id.removesuffix(TERM_PROBE): t for t in templates if t.id.endswith(TERM_PROBE)}
     term_hits: dict[str, bool] = {}  # the terms' FTS expression -> whether the scope holds a message matching it
     terms_only = combined_expression(terms, [], tokenizer)  # the terms' half of every FTS expression
