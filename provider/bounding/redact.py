@@ -557,7 +557,7 @@ def _candidates(text: str) -> list[_Candidate]:
         pri = _PRIORITY["private_key"]
         found.extend((s, e, pri) for s, e in _private_keys(text))
     present = {t for t in _TRIGGERS if t in lowered}
-    for rule in _RULES if present else ():
+    for rule in _RULES:
         if present.isdisjoint(rule.triggers):
             continue
         pri = _PRIORITY[rule.kind]
