@@ -130,6 +130,53 @@ def test_the_agents_reasoning_note_is_decision_evidence_without_a_decision_word(
     assert [i["snippet"][:len(note)] for i in items] == [note], items
 
 
+@pytest.mark.parametrize(("source", "term"), [("claude", "mkthinkgrep"), ("codex", "mkreviewer subagent")])
+def test_a_small_scopes_reasoning_notes_are_read_from_its_own_messages_with_the_full_plans_rows(
+        home: EvidenceHome, monkeypatch: pytest.MonkeyPatch, source: str, term: str) -> None:
+    """decision.reasoning.scope_rows (the scope's reasoning notes through the session index, each matched by
+    rowid) yields exactly the rows of decision.reasoning (every match of the terms in the index), bm25 aside,
+    and so the same answer. The full plan answers for a larger scope, past the plan's budget, and when the
+    plan's rows reach :limit (its rows are then not known to be all, and without bm25 a cut would differ)."""
+    from obelisk_session_evidence.index import connection
+    from obelisk_session_evidence.retrieval import engine
+
+    original = engine._run_with_plans
+    seen: list[tuple[str, list[list[tuple[str, object]]]]] = []
+    steps = connection._PROGRESS_STEPS
+
+    def recording(snap: object, template: engine.Template, *args: object, **kwargs: object) -> object:
+        used, rows = original(snap, template, *args, **kwargs)  # type: ignore[arg-type]
+        if template.id == "decision.reasoning":
+            names = snap.last_columns  # type: ignore[attr-defined]
+            seen.append((used.id, sorted(sorted((k, v) for k, v in zip(names, row, strict=True) if k != "rank")
+                                         for row in rows)))
+        return used, rows
+
+    monkeypatch.setattr(engine, "_run_with_plans", recording)
+    answers = {}
+    for mode, sessions, budget, ceiling in (("small", 64, 3.0, 200), ("many sessions", 0, 3.0, 200),
+                                            ("over budget", 64, 0.0, 200), ("at the limit", 64, 3.0, 1)):
+        monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", sessions)
+        monkeypatch.setattr(engine, "SCOPE_ROWS_BUDGET_MS", budget)
+        monkeypatch.setattr(engine, "FETCH_CEILING", ceiling)
+        # The budget is checked every _PROGRESS_STEPS steps: a tiny index's statement ends before the first.
+        monkeypatch.setattr(connection, "_PROGRESS_STEPS", 1 if budget == 0.0 else steps)
+        seen.clear()
+        answers[mode] = home.ask(source, [term], ["decision"])
+        assert len(seen) == 1, (mode, seen)
+        used, rows = seen[0]
+        assert used == ("decision.reasoning.scope_rows" if mode == "small" else "decision.reasoning"), mode
+        assert len(rows) == 1 and dict(rows[0])["session_id"] in home.sessions[source], (mode, rows)
+        if mode == "small":
+            small_rows = rows
+        else:
+            assert rows == small_rows, mode  # the same rows, column for column
+    assert "decision.reasoning.scope_rows.v1" in answers["small"]["provider_meta"]["templates_run"]
+    assert answers["small"]["result"]["items"] == answers["many sessions"]["result"]["items"] == \
+        answers["over budget"]["result"]["items"]
+    assert answers["small"]["result"]["items"][0]["snippet"].startswith("[reasoning] ")
+
+
 def test_the_agent_telling_its_change_in_the_first_person_is_what_happened_next(home: EvidenceHome) -> None:
     snippets = [i["snippet"] for i in home.items("claude", ["mkslotkey"], ["prior_failure"])]
     assert snippets[1:] == [NEXT + "The retry runs the insert twice. I made the insert idempotent with ON "

@@ -58,6 +58,11 @@ TERM_PROBE_BUDGET_MS = 5.0
 SMALL_SCOPE_PROBE_BUDGET_MS = 2.0
 SMALL_SCOPE_SESSIONS = 64
 CUE_ROWS_CEILING = 4000
+#: A template with a ``.scope_rows`` plan and no marker words (``decision.reasoning``) reads a small scope's
+#: messages of its kind through the session index, each matched by rowid: a few tenths of a ms where the full
+#: plan walks a common term's doclist over the whole index (7 ms at 1M messages). A scope of few sessions can
+#: still hold many messages, so the plan gets this budget; past it the template runs as before.
+SCOPE_ROWS_BUDGET_MS = 3.0
 #: A scope of at most this many sessions skips the FTS-first plan: its scope-set plan lists few messages, so it
 #: costs about what FTS-first costs on a rare term and far less on a common one (issue 13's bench: 100k/1M
 #: messages, 11-20 sessions: within 1 ms on rare terms, 10.7 vs 35.2 ms and 54 vs 213 ms on a common one). A
@@ -98,6 +103,16 @@ _CUES: Mapping[str, Sequence[str]] = {
 class RawHit(NamedTuple):
     template: Template
     row: Mapping[str, Any]
+
+    @property
+    def template_id(self) -> str:
+        """The id of the template whose rows these are: a plan's rows are its template's
+        (``decision.reasoning.scope_rows`` -> ``decision.reasoning``)."""
+        template_id = self.template.id
+        for suffix in _PLAN_SUFFIXES:
+            if template_id.endswith(suffix):
+                return template_id.removesuffix(suffix)
+        return template_id
 
     @property
     def evidence_type(self) -> EvidenceType:
@@ -238,8 +253,11 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                                      sources=sources, roots=roots, in_scope=in_scope, budget_ms=probe_budget):
                 ran.append(probe.key)  # answered by its term probe: no message of the scope matches the terms
                 continue
-        small = None
-        if template.id in scope_plans and words and len(in_scope) <= SMALL_SCOPE_SESSIONS and terms_only is not None:
+        small = direct = None
+        if template.id in scope_plans and not words and len(in_scope) <= SMALL_SCOPE_SESSIONS:
+            direct = scope_plans[template.id]  # no marker half: the plan reads the scope's own messages
+        elif template.id in scope_plans and words and len(in_scope) <= SMALL_SCOPE_SESSIONS and \
+                terms_only is not None:
             matcher = marker_matcher(words) if template.id in text_plans else None
             cue_text = text_plans.get(template.id) if matcher is not None else None
             cue_rows = cue_plans.get(template.id) if remember is not None else None
@@ -251,7 +269,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
         if "after_rowid" in template.params:
             used, rows = template, _cue_rows_paged(snap, template, values)
         else:
-            used, rows = _run_with_plans(snap, template, fts_first, values, small)
+            used, rows = _run_with_plans(snap, template, fts_first, values, small, direct)
         ran.append(used.key)
         ceiling = ceiling or len(rows) >= values["limit"]
         names = snap.last_columns
@@ -288,9 +306,11 @@ def _failure_keys(hits: Sequence[RawHit]) -> list[str]:
 
 def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template | None,
                     values: Mapping[str, Any], small: _SmallScopePlan | None = None,
-                    ) -> tuple[Template, list[tuple[Any, ...]]]:
-    """Try the small-scope plan, else the FTS-first plan under a budget (fast for rare terms; not passed for a
-    scope of at most ``SCOPE_FIRST_SESSIONS`` sessions), else the scope-set plan.
+                    direct: Template | None = None) -> tuple[Template, list[tuple[Any, ...]]]:
+    """Try the small-scope plan (``small`` for a template with marker words, ``direct`` for one without, under
+    ``SCOPE_ROWS_BUDGET_MS``), else the FTS-first plan under a budget (fast for rare terms; not passed for a
+    scope of at most ``SCOPE_FIRST_SESSIONS`` sessions), else the scope-set plan. A small-scope plan's answer
+    stands in only when it holds fewer than ``:limit`` rows (it has no bm25, so a cut would differ).
 
     FTS-first walks every match of the terms in the whole index; the scope-set plan first lists the scope's
     messages and costs time proportional to the scope. Which is faster depends on how common the terms
@@ -301,6 +321,14 @@ def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template 
         found = _small_scope_rows(snap, small, values)
         if found is not None:
             return small.scope_rows, found
+    if direct is not None:
+        try:
+            rows = snap.rows(direct.sql, _params(direct, values), budget_ms=SCOPE_ROWS_BUDGET_MS)
+        except StatementBudgetExceeded:
+            pass
+        else:
+            if len(rows) < values["limit"]:
+                return direct, rows
     if fts_first is not None:
         try:
             return fts_first, snap.rows(fts_first.sql, _params(fts_first, values), budget_ms=FTS_FIRST_BUDGET_MS)

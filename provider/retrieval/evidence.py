@@ -159,7 +159,7 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
     """The evidence candidate of one row, or None when the row is not evidence of its type after all (a
     ``prior_failure`` tool row that the outcome reader finds succeeded: the SQL prefilter is a superset)."""
     row = hit.row
-    template_id = hit.template.id
+    template_id = hit.template_id  # a plan's rows are shown as its template's
     read = ReadWindow(window)
     command: str | None = None
     kind = ""

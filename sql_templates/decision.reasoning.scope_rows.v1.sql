@@ -1,0 +1,49 @@
+-- id: decision.reasoning.scope_rows
+-- version: 1
+-- evidence_type: decision
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.content_type messages.text messages_fts.text
+-- params: sources roots since scope_ids fts terms pre window limit until
+-- The small-scope plan of decision.reasoning: the same rows, read from the scope's reasoning notes through the
+-- session index (cost follows the scope), each matched against :fts by rowid (a seek in the terms' doclists),
+-- instead of walking every match of the terms in the whole index. There is no bm25 here: the provider uses
+-- this plan's answer only when it holds fewer than :limit rows (nothing was cut, and the answer's order never
+-- depends on the SQL order), and only within a statement budget (a scope of few sessions can still hold many
+-- messages); otherwise decision.reasoning runs as before.
+WITH scope_sessions AS (
+  SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
+         s.git_branch AS git_branch
+  FROM sessions AS s
+  WHERE COALESCE(s.source, 'claude') IN (SELECT value FROM json_each(:sources))
+    AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
+                WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
+    AND s.id IN (SELECT value FROM json_each(:scope_ids))
+)
+SELECT m.session_id AS session_id,
+       ss.source AS session_source,
+       ss.project_path AS session_path,
+       m.cwd AS msg_cwd,
+       m.session_id AS msg_session_id,
+       m.uuid AS message_ref,
+       m.timestamp AS observed_at,
+       ss.git_branch AS git_branch,
+       COALESCE(m.is_sidechain, 0) AS sidechain,
+       max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
+                         WHERE instr(lower(m.text), t.value) > 0), 1) - :pre) AS window_start,
+       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
+                                        WHERE instr(lower(m.text), t.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(m.text), t.value) > 0) AS score
+FROM messages AS m
+CROSS JOIN messages_fts
+JOIN scope_sessions AS ss ON ss.id = m.session_id
+WHERE m.session_id IN (SELECT id FROM scope_sessions)
+  AND messages_fts.rowid = m.rowid
+  AND messages_fts MATCH :fts
+  AND COALESCE(m.timestamp, '') < :until
+  AND COALESCE(m.visibility, 'visible') = 'visible'
+  AND COALESCE(m.is_meta, 0) = 0
+  AND m.role = 'assistant'
+  AND m.content_type = 'thinking'
+ORDER BY score DESC, m.timestamp DESC, m.uuid
+LIMIT :limit
