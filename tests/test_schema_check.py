@@ -267,6 +267,31 @@ def test_nearest_prefers_fewest_differences_then_id() -> None:
     assert nearest(live, []) == (None, [])
 
 
+def test_nearest_with_an_exact_snapshot_is_the_rule_applied_to_every_snapshot() -> None:
+    """With a snapshot whose digest is the live one, only snapshots of smaller ids can rank before it (with no
+    difference either), so only they are compared; the choice is the rule's over every snapshot."""
+    from obelisk_session_evidence.index.snapshots import SNAPSHOT_DIR, load_snapshots
+
+    def every(live: dict[str, Any], snapshots: list[dict[str, Any]]) -> tuple[str | None, list[Difference]]:
+        ranked = sorted((len(found), str(p["id"]), found) for p in snapshots
+                        for found in [[] if p["digest"] == live["digest"] else diff(live, p)])
+        return (ranked[0][1], ranked[0][2]) if ranked else (None, [])
+
+    pinned = load_snapshots(SNAPSHOT_DIR)
+    for live in pinned:
+        chosen, found = nearest(live, pinned)
+        assert chosen is not None and (chosen["id"], found) == every(live, pinned) == (live["id"], [])
+    base = _snap(tables=[{"name": "t", "columns": [_col("a")]}])
+    exact = {**base, "id": "m-exact"}
+    twin = {**base, "id": "a-twin", "digest": "not the live digest"}  # no difference, yet compared by diff
+    later = {**base, "id": "z-twin", "digest": "not the live digest"}
+    other = {**_snap(tables=[{"name": "q", "columns": [_col("a")]}]), "id": "b-other"}
+    for order in ([exact, twin, later, other], [later, other, twin, exact], [exact, later]):
+        chosen, found = nearest(base, order)
+        assert chosen is not None and (chosen["id"], found) == every(base, order)
+    assert nearest(base, [exact, twin])[0] == twin  # a smaller id with no difference still ranks first
+
+
 def test_tokenizer_detection() -> None:
     assert detect_tokenizer(None) == ("unicode61", None)
     assert detect_tokenizer("unicode61 remove_diacritics 1") == ("unicode61", None)

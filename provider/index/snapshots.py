@@ -418,7 +418,10 @@ def nearest(live: dict[str, Any], snapshots: Sequence[dict[str, Any]]) -> \
     """
     best: tuple[int, str] | None = None
     chosen: tuple[dict[str, Any] | None, list[Difference]] = (None, [])
+    exact = min((str(p.get("id")) for p in snapshots if p.get("digest") == live.get("digest")), default=None)
     for pinned in snapshots:
+        if exact is not None and str(pinned.get("id")) > exact:
+            continue  # ranks after the exact snapshot (no difference, a smaller id) whatever its differences
         found = [] if pinned.get("digest") == live.get("digest") else diff(live, pinned)
         rank = (len(found), str(pinned.get("id")))
         if best is None or rank < best:
