@@ -269,7 +269,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
         if "after_rowid" in template.params:
             used, rows = template, _cue_rows_paged(snap, template, values)
         else:
-            used, rows = _run_with_plans(snap, template, fts_first, values, small, direct)
+            used, rows = _run_with_plans(snap, template, fts_first, values, small=small, direct=direct)
         ran.append(used.key)
         ceiling = ceiling or len(rows) >= values["limit"]
         names = snap.last_columns
@@ -305,7 +305,7 @@ def _failure_keys(hits: Sequence[RawHit]) -> list[str]:
 
 
 def _run_with_plans(snap: ReadSnapshot, template: Template, fts_first: Template | None,
-                    values: Mapping[str, Any], small: _SmallScopePlan | None = None,
+                    values: Mapping[str, Any], *, small: _SmallScopePlan | None = None,
                     direct: Template | None = None) -> tuple[Template, list[tuple[Any, ...]]]:
     """Try the small-scope plan (``small`` for a template with marker words, ``direct`` for one without, under
     ``SCOPE_ROWS_BUDGET_MS``), else the FTS-first plan under a budget (fast for rare terms; not passed for a

@@ -84,9 +84,14 @@ def parse_template(text: str, filename: str) -> Template:
     )
 
 
-@cache
 def load_templates(directory: Path = TEMPLATE_DIR) -> tuple[Template, ...]:
-    """Every template in ``directory``, sorted by id (deterministic order)."""
+    """Every template in ``directory``, sorted by id (deterministic order); read once per directory in a
+    process, however the directory is passed (by default or by name)."""
+    return _load_templates(directory)
+
+
+@cache
+def _load_templates(directory: Path) -> tuple[Template, ...]:
     found = [parse_template(path.read_text(encoding="utf-8"), path.name)
              for path in sorted(directory.glob("*.sql"))]
     ids = [t.key for t in found]
@@ -104,8 +109,14 @@ def scope_template(directory: Path = TEMPLATE_DIR) -> Template:
 
 
 
-@cache
 def shipped_digests(directory: Path = TEMPLATE_DIR) -> frozenset[str]:
+    """Digests of the templates of ``directory`` that ``verified.json`` lists (:func:`_shipped_digests`; read once
+    per directory in a process)."""
+    return _shipped_digests(directory)
+
+
+@cache
+def _shipped_digests(directory: Path) -> frozenset[str]:
     """Digests of the templates of ``directory`` that ``verified.json`` says sqlglot verified when it was made
     (``tools/verify-templates``). Missing or malformed: none, so every template is verified in memory."""
     try:
