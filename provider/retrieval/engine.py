@@ -440,20 +440,29 @@ def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
     if len(found) >= int(values["limit"]):
         return None
     names = snap.last_columns
-    records = [dict(zip(names, row, strict=True)) for row in found]
+    at = {name: i for i, name in enumerate(names)}
+    body, body_chars, rowid = at["body"], at["body_chars"], at["message_rowid"]
+    scope_columns = [i for i, name in enumerate(names) if name in SCOPE_COLUMNS]
+    checked: set[tuple[Any, ...]] = set()
     chars = 0
-    for record in records:
-        check_scope(RawHit(template, record), small.sources, small.roots, small.in_scope)  # as every row
-        if record["body"] is None and record["body_chars"] is not None:
+    for row in found:
+        # As every row is checked; the check reads the scope columns alone, so once per distinct value of them
+        # (the rows of one session share theirs).
+        key = tuple(row[i] for i in scope_columns)
+        if key not in checked:
+            check_scope(RawHit(template, dict(zip(names, row, strict=True))), small.sources, small.roots,
+                        small.in_scope)
+            checked.add(key)
+        if row[body] is None and row[body_chars] is not None:
             return None  # longer than :cap: FTS5 judges it
-        chars += record["body_chars"] if type(record["body_chars"]) is int else 0
+        chars += row[body_chars] if type(row[body_chars]) is int else 0
     if chars > CUE_TEXT_CHARS:
         return None  # more text than the matcher takes on: FTS5 judges the scope
     try:
-        held = matcher.held([record["body"] for record in records])
+        held = matcher.held([row[body] for row in found])
     except UndecidableText:
         return None
-    return tuple(int(record["message_rowid"]) for record, hit in zip(records, held, strict=True) if hit)
+    return tuple(int(row[rowid]) for row, hit in zip(found, held, strict=True) if hit)
 
 
 def _cue_rowids(snap: ReadSnapshot, small: _SmallScopePlan, values: Mapping[str, Any]) -> tuple[int, ...] | None:
@@ -473,6 +482,8 @@ def _cue_rowids(snap: ReadSnapshot, small: _SmallScopePlan, values: Mapping[str,
 
 #: Session ids of rows joined in from other tables (a message, a tool result), where a template projects them.
 JOINED_SESSION_COLUMNS = ("msg_session_id", "result_session_id")
+#: Every column :func:`check_scope` reads: a row's verdict is a function of these alone.
+SCOPE_COLUMNS = frozenset({"session_id", "session_source", "session_path", "msg_cwd", *JOINED_SESSION_COLUMNS})
 
 
 def check_scope(hit: RawHit, sources: Sequence[str], roots: Roots, in_scope: frozenset[str]) -> None:
