@@ -456,7 +456,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
     from .bounding.bound import bound
     from .bounding.fold import fold
     from .bounding.receipt import build_receipt
-    from .retrieval.evidence import candidate
+    from .retrieval.evidence import RESOLUTION_TEMPLATES, candidate, pending_resolution
     from .retrieval.resolution import link_resolutions
 
     started = time.monotonic() if started_at is None else started_at
@@ -486,8 +486,12 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         raise InternalError
     spellings = admitted.scope.bound_roots().spellings  # the operator's spelling and the real path of each root
     terms = match_variants(prepared.instr_terms, spellings)
-    made = (candidate(hit, terms=terms, roots=spellings, window=run.window_chars) for hit in run.hits)
-    candidates = link_resolutions([c for c in made if c is not None])
+    # What happened after a failure is composed only for the few resolution rows that linking keeps.
+    made = (candidate(hit, terms=terms, roots=spellings, window=run.window_chars) for hit in run.hits
+            if hit.template_id not in RESOLUTION_TEMPLATES)
+    pending = (pending_resolution(hit, terms=terms, roots=spellings, window=run.window_chars) for hit in run.hits
+               if hit.template_id in RESOLUTION_TEMPLATES)
+    candidates = link_resolutions([c for c in made if c is not None], [p for p in pending if p is not None])
     if prepared.post_filter_terms:
         candidates = [c for c in candidates if c.score > 0]
     deadline.check()

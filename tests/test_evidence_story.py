@@ -7,6 +7,7 @@ goes through the real service.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript, CodexTranscript
@@ -175,6 +176,55 @@ def test_a_small_scopes_reasoning_notes_are_read_from_its_own_messages_with_the_
     assert answers["small"]["result"]["items"] == answers["many sessions"]["result"]["items"] == \
         answers["over budget"]["result"]["items"]
     assert answers["small"]["result"]["items"][0]["snippet"].startswith("[reasoning] ")
+
+
+@pytest.mark.parametrize(("source", "terms", "some_dropped"), [
+    ("claude", ["pytest"], False), ("claude", ["npm", "psql", "curl"], True),
+    ("codex", ["npm publish"], False), ("codex", ["aws s3 cp", "parquet"], True)])
+def test_only_the_resolutions_that_are_kept_are_composed_and_the_answer_is_the_same(
+        home: EvidenceHome, monkeypatch: pytest.MonkeyPatch, source: str, terms: list[str],
+        some_dropped: bool) -> None:
+    """Linking decides a resolution row by its session, time, ref, score and command: composing its story first
+    (every row) or only for the rows kept gives the same candidates, in the same order."""
+    import obelisk_session_evidence.service as service
+    from obelisk_session_evidence.retrieval import evidence, resolution
+
+    captured: list[Any] = []
+    original = service.run_templates
+
+    def keep(*args: Any, **kwargs: Any) -> Any:
+        captured.append(original(*args, **kwargs))
+        return captured[-1]
+
+    monkeypatch.setattr(service, "run_templates", keep)
+    home.ask(source, terms, ["prior_failure"])
+    run = captured[-1]
+    window, roots = run.window_chars, [str(home.repo)]
+    composed = [evidence.candidate(hit, terms=terms, roots=roots, window=window) for hit in run.hits]
+    every = resolution.link_resolutions([c for c in composed if c is not None])
+    calls: list[str] = []
+    rest, pending = [], []
+    for hit in run.hits:
+        if hit.template_id in evidence.RESOLUTION_TEMPLATES:
+            found = evidence.pending_resolution(hit, terms=terms, roots=roots, window=window)
+            if found is not None:
+                def compose(found: evidence.PendingResolution = found) -> Any:
+                    calls.append(str(found.message_ref))
+                    made = found.compose()
+                    assert made is not None and (made.kind, made.session_ref, made.message_ref, made.observed_at,
+                                                 made.score, made.command) == found[:6]
+                    return made
+                pending.append(found._replace(compose=compose))
+        else:
+            made = evidence.candidate(hit, terms=terms, roots=roots, window=window)
+            if made is not None:
+                rest.append(made)
+    linked = resolution.link_resolutions(rest, pending)
+    assert linked == every
+    kept = [c for c in every if c.follows is not None]
+    assert kept, "no resolution kept: the comparison shows nothing"
+    assert sorted(calls) == sorted(str(c.message_ref) for c in kept)  # composed: the kept ones only
+    assert (len(pending) > len(kept)) == some_dropped, (len(pending), len(kept))
 
 
 def test_the_agent_telling_its_change_in_the_first_person_is_what_happened_next(home: EvidenceHome) -> None:

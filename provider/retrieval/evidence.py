@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..contract.wire import EvidenceType
@@ -153,6 +153,44 @@ def _window_text(row: Mapping[str, Any], terms: Sequence[str], read: ReadWindow,
     start = int(row.get("window_start") or 1)
     return window_story(prefix, raw, terms=terms, cut_start=start > 1, cut_end=len(raw) >= read.length,
                         pre=read.pre, budget=read.compose)
+
+
+#: The templates whose rows tell what happened after a failure (``retrieval.resolution`` keeps a few of them).
+RESOLUTION_TEMPLATES = ("prior_failure.resolution_messages", "prior_failure.resolution_calls")
+
+
+class PendingResolution(NamedTuple):
+    """A row of a resolution template before its text is composed: the fields by which
+    ``resolution.link_resolutions`` keeps it or not, exactly as :func:`candidate` would set them, and the
+    composition itself (most such rows are not kept, and composing a story is the costly part)."""
+
+    kind: str
+    session_ref: str
+    message_ref: str | None
+    observed_at: str | None
+    score: float
+    command: str | None
+    compose: Callable[[], Candidate | None]
+
+
+def pending_resolution(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str],
+                       window: int) -> PendingResolution | None:
+    """The :class:`PendingResolution` of a row of a resolution template (None where :func:`candidate` gives
+    None: a call that failed again is no resolution); its ``compose`` is that :func:`candidate`."""
+    row = hit.row
+    if hit.template_id == "prior_failure.resolution_calls":
+        if tool_outcome_of(row)[0].failed:
+            return None
+        kind, score = "resolution_call", float(row.get("score") or 0)
+        command: str | None = command_text(row.get("call_name"), row.get("call_input"))
+    else:
+        kind, command = "resolution_message", None
+        score = float(resolution_window(str(row.get("text") or ""), RESOLUTION_CUES, ReadWindow(window))[2] or 0)
+    return PendingResolution(
+        kind=kind, session_ref=str(row["session_id"]),
+        message_ref=str(row["message_ref"]) if row.get("message_ref") is not None else None,
+        observed_at=str(row["observed_at"]) if row.get("observed_at") else None, score=score, command=command,
+        compose=lambda: candidate(hit, terms=terms, roots=roots, window=window))
 
 
 def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window: int) -> Candidate | None:

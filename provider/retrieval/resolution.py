@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .evidence import Candidate
+from .evidence import Candidate, PendingResolution
 
 RESOLUTION_MESSAGE = "resolution_message"
 RESOLUTION_CALL = "resolution_call"
@@ -26,16 +26,20 @@ def _is_failure(c: Candidate) -> bool:
     return c.evidence_type == "prior_failure" and c.kind not in (RESOLUTION_MESSAGE, RESOLUTION_CALL)
 
 
-def link_resolutions(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """``candidates`` with each resolution kept only when it follows a failure of its session."""
+def link_resolutions(candidates: Sequence[Candidate],
+                     pending: Sequence[PendingResolution] = ()) -> list[Candidate]:
+    """``candidates`` with each resolution kept only when it follows a failure of its session. A ``pending``
+    resolution is decided by the same fields and composed only when kept (after the given candidates'
+    resolutions at the same time and message ref, as if it had been given after them)."""
     failures: dict[str, list[Candidate]] = {}
     for cand in candidates:
         if _is_failure(cand) and cand.observed_at:
             failures.setdefault(cand.session_ref, []).append(cand)
     out = [c for c in candidates if c.kind not in (RESOLUTION_MESSAGE, RESOLUTION_CALL)]
     taken: Counter[tuple[str, str]] = Counter()
-    resolutions = sorted((c for c in candidates if c.kind in (RESOLUTION_MESSAGE, RESOLUTION_CALL)),
-                         key=lambda c: (c.observed_at or "", c.message_ref or ""))
+    given: list[Candidate | PendingResolution] = [c for c in candidates
+                                                   if c.kind in (RESOLUTION_MESSAGE, RESOLUTION_CALL)]
+    resolutions = sorted([*given, *pending], key=lambda c: (c.observed_at or "", c.message_ref or ""))
     for res in resolutions:
         before = [f for f in failures.get(res.session_ref, ())
                   if (f.observed_at or "") < (res.observed_at or "")
@@ -51,8 +55,11 @@ def link_resolutions(candidates: Sequence[Candidate]) -> list[Candidate]:
             limit = MESSAGES_PER_SESSION if res.kind == RESOLUTION_MESSAGE else 1
         if taken[slot] >= limit:
             continue
+        composed = res.compose() if isinstance(res, PendingResolution) else res
+        if composed is None:  # pragma: no cover - pending_resolution already left out what composes to None
+            continue
         taken[slot] += 1
-        out.append(res._replace(follows=anchor.message_ref, score=anchor.score, priority=anchor.priority))
+        out.append(composed._replace(follows=anchor.message_ref, score=anchor.score, priority=anchor.priority))
     return out
 
 
