@@ -7,6 +7,8 @@
 -- resolution.py keeps the one that runs the failed command again and succeeds). :failures lists the failures
 -- found by the other prior_failure templates, each "session id<US>timestamp" (US = char(31)); only calls of
 -- those sessions, after the first such failure, are read.
+-- failed_after holds each such session's first failure time, computed once from :failures (a correlated
+-- subquery parsed :failures again for every row read: 4.4 -> 1.7 ms for 80 calls at 100k messages).
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -17,6 +19,12 @@ WITH scope_sessions AS (
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
     AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
+),
+failed_after AS (
+  SELECT substr(f.value, 1, instr(f.value, char(31)) - 1) AS session_id,
+         min(substr(f.value, instr(f.value, char(31)) + 1)) AS failed_at
+  FROM json_each(:failures) AS f
+  GROUP BY substr(f.value, 1, instr(f.value, char(31)) - 1)
 )
 SELECT tc.session_id AS session_id,
        ss.source AS session_source,
@@ -37,14 +45,14 @@ SELECT tc.session_id AS session_id,
 FROM tool_calls AS tc
 JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id
+JOIN failed_after AS fa ON fa.session_id = tc.session_id
 JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 WHERE tc.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND tc.session_id IN (SELECT substr(f.value, 1, instr(f.value, char(31)) - 1) FROM json_each(:failures) AS f)
-  AND m.timestamp > (SELECT min(substr(f.value, instr(f.value, char(31)) + 1)) FROM json_each(:failures) AS f
-                     WHERE substr(f.value, 1, instr(f.value, char(31)) - 1) = tc.session_id)
+  AND m.timestamp > fa.failed_at
   AND COALESCE(tr.is_error, 0) = 0
 ORDER BY m.timestamp, tc.id
 LIMIT :limit

@@ -17,6 +17,8 @@
 -- The row carries the message's first :cap characters (Obelisk keeps at most 10,000): the window around the
 -- first cue and the cue count are taken in Python (retrieval/evidence.py, resolution_window), for the kept rows
 -- only, exactly as SQLite's lower() and instr() would take them.
+-- failed_after holds each such session's first failure time, computed once from :failures (a correlated
+-- subquery parsed :failures again for every row read: 7.2 -> 1.7 ms for 451 messages at 100k messages).
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -27,6 +29,12 @@ WITH scope_sessions AS (
     AND COALESCE(s.ended_at, s.started_at, '') >= :since
     AND COALESCE(s.started_at, '') < :until
     AND s.id IN (SELECT value FROM json_each(:scope_ids))
+),
+failed_after AS (
+  SELECT substr(f.value, 1, instr(f.value, char(31)) - 1) AS session_id,
+         min(substr(f.value, instr(f.value, char(31)) + 1)) AS failed_at
+  FROM json_each(:failures) AS f
+  GROUP BY substr(f.value, 1, instr(f.value, char(31)) - 1)
 )
 SELECT m.session_id AS session_id,
        ss.source AS session_source,
@@ -43,6 +51,7 @@ SELECT m.session_id AS session_id,
        m.rowid AS message_rowid
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id
+JOIN failed_after AS fa ON fa.session_id = m.session_id
 WHERE m.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
@@ -50,8 +59,7 @@ WHERE m.session_id IN (SELECT id FROM scope_sessions)
   AND m.role IN ('assistant', 'user')
   AND m.text IS NOT NULL
   AND m.session_id IN (SELECT substr(f.value, 1, instr(f.value, char(31)) - 1) FROM json_each(:failures) AS f)
-  AND m.timestamp > (SELECT min(substr(f.value, instr(f.value, char(31)) + 1)) FROM json_each(:failures) AS f
-                     WHERE substr(f.value, 1, instr(f.value, char(31)) - 1) = m.session_id)
+  AND m.timestamp > fa.failed_at
   AND (m.timestamp, COALESCE(m.uuid, ''), m.rowid) > (:after_ts, :after_key, :after_rowid)
 ORDER BY m.timestamp, COALESCE(m.uuid, ''), m.rowid
 LIMIT :limit

@@ -23,8 +23,10 @@ one module each:
   ``scope_since``, ``scope_until``: the ``scope_sessions`` CTE reads ``sessions`` alone and has the four scope
   predicates as top-level conjuncts (``COALESCE(s.started_at, '') < :until`` is the upper time bound).
 * ``rules_outer``: ``outer_source``, ``outer_scope_filter``, ``outer_until``, ``visibility``, ``is_meta``,
-  ``limit_placeholder``, ``projection_subquery``: the outer SELECT reads only index tables and
-  ``scope_sessions``, keeps rows of scoped sessions only, keeps rows whose own time is before ``:until``
+  ``limit_placeholder``, ``projection_subquery``: the outer SELECT reads only index tables,
+  ``scope_sessions`` and CTEs that read nothing but ``json_each`` of parameters (the request's own values,
+  such as each failure's session and time), keeps rows of scoped sessions only (a filter on a parameter
+  CTE's column is none), keeps rows whose own time is before ``:until``
   only (``COALESCE(<row>.<time column>, '') < :until``), filters hidden and meta rows, is bounded by
   ``LIMIT :limit``, and computes its output columns from no other table.
 * ``rules_columns``: ``qualified_column``, ``unresolved_column``, ``ambiguous_column``,

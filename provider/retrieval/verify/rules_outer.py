@@ -1,5 +1,5 @@
-"""Outer SELECT rules: it reads only index tables and ``scope_sessions``, keeps rows of scoped sessions
-only, keeps rows written before ``:until`` only, filters hidden and meta rows, is bounded by ``LIMIT :limit``,
+"""Outer SELECT rules: it reads only index tables, ``scope_sessions`` and CTEs over ``json_each`` of parameters
+alone (:func:`parameter_ctes`: they add no index row), keeps rows of scoped sessions only, keeps rows written before ``:until`` only, filters hidden and meta rows, is bounded by ``LIMIT :limit``,
 and computes its output columns from no other table (``outer_source``, ``outer_scope_filter``,
 ``outer_until``, ``visibility``, ``is_meta``, ``limit_placeholder``, ``projection_subquery``)."""
 
@@ -28,24 +28,37 @@ else:
     from .sqlast import exp
 
 
+def parameter_ctes(ctx: CheckContext) -> frozenset[str]:
+    """The statement's CTEs that read nothing but ``json_each`` of parameters (a request's own values, e.g.
+    each failure's session and time): joining one in adds no index row, so the outer rules hold as before."""
+    found = set()
+    for name, body in ctx.ctes.items():
+        tables = list(body.find_all(exp.Table))
+        if name != SCOPE_CTE and tables and all(is_json_each(t) for t in tables):
+            found.add(name)
+    return frozenset(found)
+
+
 def check_outer(ctx: CheckContext) -> None:
     aliases: dict[str, str] = {}
+    params_only = parameter_ctes(ctx)
     for item in from_and_joins(ctx.root):
         if isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier):
             name = lower(item.name)
-            if name in ALLOWED_TABLES or name == SCOPE_CTE:
+            if name in ALLOWED_TABLES or name == SCOPE_CTE or name in params_only:
                 aliases[lower(item.alias_or_name)] = name
                 continue
             ctx.fail("outer_source", name)
         else:
             ctx.fail("outer_source")
     terms = list(conjuncts(where(ctx.root)))
-    if not any(_is_outer_scope_filter(c, aliases) for c in terms):
+    rows = {alias: table for alias, table in aliases.items() if table not in params_only}
+    if not any(_is_outer_scope_filter(c, rows) for c in terms):
         ctx.fail("outer_scope_filter")
-    timed = {alias for alias, table in aliases.items() if table != SCOPE_CTE and table not in FTS_TABLES}
+    timed = {alias for alias, table in rows.items() if table != SCOPE_CTE and table not in FTS_TABLES}
     if not any(_is_outer_until(c, timed) for c in terms):
         ctx.fail("outer_until", "until")
-    for alias, table in sorted(aliases.items()):
+    for alias, table in sorted(rows.items()):
         if table in ("messages", "summaries") and not any(
                 _is_coalesce_eq(c, alias, "visibility", "visible") for c in terms):
             ctx.fail("visibility", table)

@@ -1,0 +1,31 @@
+-- expect: violation outer_source
+-- params: sources roots since fts limit until failures
+-- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at messages.uuid messages.session_id messages.text messages.visibility messages.is_meta messages.timestamp
+-- case: a CTE reading an index table joined in the outer SELECT (its rows escape the outer scope rules)
+WITH scope_sessions AS (
+  SELECT s.id AS id, COALESCE(s.source, 'claude') AS source
+  FROM sessions AS s
+  WHERE COALESCE(s.source, 'claude') IN (SELECT value FROM json_each(:sources))
+    AND EXISTS (SELECT 1 FROM json_each(:roots) AS r
+                WHERE s.project_path = r.value OR substr(s.project_path, 1, length(r.value) + 1) = r.value || '/')
+    AND COALESCE(s.ended_at, s.started_at, '') >= :since
+    AND COALESCE(s.started_at, '') < :until
+),
+other_rows AS (
+  SELECT m2.session_id AS session_id, m2.timestamp AS failed_at
+  FROM messages AS m2
+  WHERE m2.uuid IN (SELECT value FROM json_each(:failures))
+)
+SELECT m.session_id AS session_id, m.uuid AS message_ref, substr(m.text, 1, 200) AS body,
+       bm25(messages_fts) AS rank
+FROM messages_fts
+JOIN messages AS m ON m.rowid = messages_fts.rowid
+JOIN other_rows AS fa ON fa.session_id = m.session_id
+WHERE messages_fts MATCH :fts
+  AND m.session_id IN (SELECT id FROM scope_sessions)
+  AND COALESCE(m.timestamp, '') < :until
+  AND m.timestamp > fa.failed_at
+  AND COALESCE(m.visibility, 'visible') = 'visible'
+  AND COALESCE(m.is_meta, 0) = 0
+ORDER BY rank
+LIMIT :limit
