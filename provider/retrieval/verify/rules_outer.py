@@ -1,7 +1,8 @@
 """Outer SELECT rules: it reads only index tables, ``scope_sessions`` and CTEs over ``json_each`` of parameters
-alone (:func:`parameter_ctes`: they add no index row), keeps rows of scoped sessions only, keeps rows written before ``:until`` only, filters hidden and meta rows, is bounded by ``LIMIT :limit``,
-and computes its output columns from no other table (``outer_source``, ``outer_scope_filter``,
-``outer_until``, ``visibility``, ``is_meta``, ``limit_placeholder``, ``projection_subquery``)."""
+alone (:func:`parameter_ctes`: they add no index row), keeps rows of scoped sessions only, keeps rows written
+before ``:until`` only, filters hidden and meta rows, is bounded by ``LIMIT :limit``, and computes its output
+columns from no other table (``outer_source``, ``outer_scope_filter``, ``outer_until``, ``visibility``,
+``is_meta``, ``limit_placeholder``, ``projection_subquery``)."""
 
 from __future__ import annotations
 
