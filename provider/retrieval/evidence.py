@@ -17,7 +17,7 @@ from .edits import read_edits
 from .engine import READ_HEAD, RawHit
 from .outcome import Outcome, read_outcome, tail_output
 from .snippets import ReadWindow, Shown, drop_cut_edge, edit_story, tool_story, window_story
-from .terms import RESOLUTION_CUES, ascii_lower
+from .terms import RESOLUTION_CUES, ascii_lower, has_resolution_cue
 
 _WS = re.compile(r"\s+")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
@@ -168,7 +168,7 @@ class PendingResolution(NamedTuple):
     session_ref: str
     message_ref: str | None
     observed_at: str | None
-    score: float
+    cued: bool  # a cue word in the head of the message (its score is not 0); a call: True
     command: str | None
     compose: Callable[[], Candidate | None]
 
@@ -181,15 +181,17 @@ def pending_resolution(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str
     if hit.template_id == "prior_failure.resolution_calls":
         if tool_outcome_of(row)[0].failed:
             return None
-        kind, score = "resolution_call", float(row.get("score") or 0)
+        kind, cued = "resolution_call", True
         command: str | None = command_text(row.get("call_name"), row.get("call_input"))
     else:
+        # The message's score (resolution_window) counts the cues in its first READ_HEAD characters: it is 0
+        # exactly when none is there, all that linking asks of it.
         kind, command = "resolution_message", None
-        score = float(resolution_window(str(row.get("text") or ""), RESOLUTION_CUES, ReadWindow(window))[2] or 0)
+        cued = has_resolution_cue(str(row.get("text") or ""))
     return PendingResolution(
         kind=kind, session_ref=str(row["session_id"]),
         message_ref=str(row["message_ref"]) if row.get("message_ref") is not None else None,
-        observed_at=str(row["observed_at"]) if row.get("observed_at") else None, score=score, command=command,
+        observed_at=str(row["observed_at"]) if row.get("observed_at") else None, cued=cued, command=command,
         compose=lambda: candidate(hit, terms=terms, roots=roots, window=window))
 
 

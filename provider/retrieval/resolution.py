@@ -26,10 +26,15 @@ def _is_failure(c: Candidate) -> bool:
     return c.evidence_type == "prior_failure" and c.kind not in (RESOLUTION_MESSAGE, RESOLUTION_CALL)
 
 
+def _cued(res: Candidate | PendingResolution) -> bool:
+    """Whether a resolution message states a cause or fix (a cue in its head: its score is not 0)."""
+    return res.cued if isinstance(res, PendingResolution) else res.score != 0
+
+
 def link_resolutions(candidates: Sequence[Candidate],
                      pending: Sequence[PendingResolution] = ()) -> list[Candidate]:
     """``candidates`` with each resolution kept only when it follows a failure of its session. A ``pending``
-    resolution is decided by the same fields and composed only when kept (after the given candidates'
+    resolution is decided by the same facts and composed only when kept (after the given candidates'
     resolutions at the same time and message ref, as if it had been given after them)."""
     failures: dict[str, list[Candidate]] = {}
     for cand in candidates:
@@ -47,7 +52,7 @@ def link_resolutions(candidates: Sequence[Candidate],
         if not before:
             continue
         anchor = max(before, key=lambda f: (f.observed_at or "", f.message_ref or ""))
-        if res.kind == RESOLUTION_MESSAGE and res.score == 0:
+        if res.kind == RESOLUTION_MESSAGE and not _cued(res):
             slot = (res.session_ref, "user")  # a user message without a cue: only the first after a failure
             limit = 1
         else:
