@@ -14,13 +14,23 @@ import apsw
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from obelisk_session_evidence.retrieval.markers import UndecidableText, decides_markers, marker_matcher
+from obelisk_session_evidence.errors import ProviderError
+from obelisk_session_evidence.retrieval.markers import (
+    UndecidableText,
+    decides_markers,
+    fts5_tokens,
+    marker_matcher,
+    term_matcher,
+    token_string,
+)
 from obelisk_session_evidence.retrieval.terms import (
     DECISION_CUES,
     DECISION_WORDS,
     FAILURE_CUES,
     FAILURE_WORDS,
+    PreparedTerms,
     marker_expression,
+    prepare_terms,
     unsegmented,
 )
 
@@ -142,3 +152,60 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# --- the query terms' half (``term_matcher``) -------------------------------------------------------------
+
+#: Pieces a query term is built from: words of the texts above, phrases, punctuation, quotes and backslashes.
+TERM_PIECES = ["fail", "error", "went with", "Exception", "Décidé", "let's", "ModuleNotFoundError", "npm",
+               "run build", "a", "0", "é", "ß", "\"", "'", "-", ".", " ", "_", "/", "\\", "因为", "x1"]
+terms_lists = st.lists(st.lists(st.sampled_from(TERM_PIECES), min_size=1, max_size=4).map("".join)
+                       | st.text(min_size=1, max_size=12), min_size=1, max_size=3)
+
+
+def _prepared(raw: Sequence[str]) -> PreparedTerms | None:
+    try:
+        return prepare_terms(raw, tokenizer="unicode61", tokenize=fts5_tokens("unicode61", query=True))
+    except ProviderError:
+        return None  # nothing usable: no MATCH runs at all
+
+
+def _fts_terms_match(conn: apsw.Connection, text: str, expression: str) -> bool:
+    conn.execute("DELETE FROM t")
+    conn.execute("INSERT INTO t(text) VALUES (?)", (text,))
+    return bool(list(conn.execute("SELECT 1 FROM t WHERE t MATCH ?", (expression,))))
+
+
+@settings(max_examples=500, deadline=None)
+@given(raw=terms_lists, batch=st.lists(texts | st.none(), min_size=1, max_size=5))
+def test_the_term_matcher_answers_as_fts5(fts: apsw.Connection, raw: list[str], batch: list[str | None]) -> None:
+    """The terms' half of every FTS template (``PreparedTerms.fts_any``: quoted phrases OR'd) decided in Python
+    gives FTS5's answer for every text, or declines (None) and leaves the decision to FTS5."""
+    prepared = _prepared(raw)
+    if prepared is None or not prepared.fts_terms:
+        return
+    matcher = term_matcher(prepared.fts_terms)
+    if matcher is None or any(t is not None and not _encodable(t) for t in batch):
+        return
+    expression = f"({prepared.fts_any()})"
+    joined = [token_string(matcher.document, t) for t in batch]
+    assert matcher.held_in(joined) == [t is not None and _fts_terms_match(fts, t, expression) for t in batch], \
+        (raw, batch)
+
+
+def test_the_term_matcher_on_told_cases(fts: apsw.Connection) -> None:
+    cases = [(["ModuleNotFoundError"], "E   ModuleNotFoundError: No module named 'x'", True),
+             (["ModuleNotFound"], "ModuleNotFoundError", False),  # a term is a whole token, never a prefix
+             (["run build"], "npm run  build", True), (["run build"], "run the build", False),
+             (["décidé"], "DECIDE", True), (["decide"], "Décidé", True),  # diacritics removed, as unicode61 does
+             (["decided"], "Décidé", False),
+             (['say "hi"'], 'they say "hi" to me', True)]
+    for raw, text, held in cases:
+        prepared = _prepared(raw)
+        assert prepared is not None
+        matcher = term_matcher(prepared.fts_terms)
+        assert matcher is not None, raw
+        assert matcher.held([text]) == [held], (raw, text)
+        assert _fts_terms_match(fts, text, f"({prepared.fts_any()})") is held, (raw, text)
+    assert term_matcher(['"--"']) is None  # no token: FTS5 decides
+    assert term_matcher(['"a" b']) is None  # not one quoted string

@@ -415,6 +415,41 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
         assert any(any(rows) for rows in rows_of[full]), f"no case found a {full} row: the test shows nothing"
 
 
+def test_a_small_scopes_terms_are_decided_in_python_before_fts5_looks_up_rows(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The marker rows a small scope's texts give are narrowed to those that also hold the query terms (the
+    texts are already tokenized), so FTS5 looks up fewer rows by rowid; its MATCH still decides each, and the
+    answer is the one FTS5 alone gives (the term matcher off)."""
+    from obelisk_session_evidence.retrieval import engine
+    from obelisk_session_evidence.service import clear_warm_caches
+
+    info, manifest = fx
+    original = engine._holding_terms
+    narrowed: list[tuple[int, int]] = []
+
+    def spy(small: Any, rowids: tuple[int, ...]) -> tuple[int, ...]:
+        kept = original(small, rowids)
+        assert set(kept) <= set(rowids)
+        narrowed.append((len(rowids), len(kept)))
+        return kept
+
+    monkeypatch.setattr(engine, "_holding_terms", spy)
+    ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"]}
+    shown = 0
+    for terms in (["stripe", "billing", "ModuleNotFoundError"], ["ECONNREFUSED", "timeout"], ["error"]):
+        clear_warm_caches()
+        python = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
+        clear_warm_caches()
+        monkeypatch.setattr(engine, "term_matcher", lambda _terms: None)
+        alone = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
+        monkeypatch.undo()
+        monkeypatch.setattr(engine, "_holding_terms", spy)
+        assert python["result"]["items"] == alone["result"]["items"], terms
+        shown += bool(python["result"]["items"])
+    assert any(kept < given for given, kept in narrowed), narrowed  # fewer rows looked up by FTS5
+    assert shown, "no item: the comparison shows nothing"
+
+
 def test_the_term_probe_answers_only_for_terms_the_scope_never_mentions(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The term probe (``X.term_probe``) answers the FTS templates with no row when no message of the scope

@@ -10,7 +10,7 @@ from ..contract.wire import EvidenceType
 from ..errors import ScopeViolation
 from ..index.connection import ReadSnapshot, StatementBudgetExceeded
 from ..paths import Roots
-from .markers import MarkerMatcher, UndecidableText, marker_matcher
+from .markers import MarkerMatcher, UndecidableText, marker_matcher, term_matcher, token_string
 from .snippets import ReadWindow
 from .templates import SCOPE_KIND, Template
 from .terms import (
@@ -138,7 +138,9 @@ Remember = Callable[[tuple[object, ...], Callable[[], Any]], Any]
 class _SmallScopePlan(NamedTuple):
     """The small-scope plan of one template: its ``.cue_text`` (with the marker matcher) and ``.cue_rows``
     templates (either may be absent), its ``.scope_rows`` template, the scope and the two halves of the
-    template's FTS expression (marker words, query terms)."""
+    template's FTS expression (marker words, query terms). ``term_matcher`` decides the terms' half in Python
+    (None: FTS5 alone does); ``tokens`` holds the request's texts as token strings by message rowid, shared by
+    the templates' ``.cue_text`` reads (a text read twice is tokenized once)."""
 
     cue_rows: Template | None
     cue_text: Template | None
@@ -150,6 +152,8 @@ class _SmallScopePlan(NamedTuple):
     markers: str
     terms: str
     remember: Remember
+    term_matcher: MarkerMatcher | None = None
+    tokens: dict[int, str] | None = None
 
 
 def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -222,6 +226,10 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     terms_only = combined_expression(terms, [], tokenizer)  # the terms' half of every FTS expression
     probe_budget = SMALL_SCOPE_PROBE_BUDGET_MS if text_plans and len(in_scope) <= SMALL_SCOPE_SESSIONS \
         else TERM_PROBE_BUDGET_MS
+    # Under the default tokenizer the terms' half is decided in Python too, over the texts a small scope's plans
+    # read anyway: FTS5 then looks up only the rows that hold both halves (its own MATCH still decides them).
+    terms_in_python = term_matcher(terms.fts_terms) if text_plans else None
+    tokens: dict[int, str] = {}
     # Templates that follow up found failures (``:failures``) run last, over the failures found before them.
     ordered = sorted(templates, key=lambda t: "failures" in t.params)
     for template in ordered if in_scope else ():
@@ -264,7 +272,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
             if cue_text is not None or cue_rows is not None:
                 small = _SmallScopePlan(cue_rows, cue_text, matcher, scope_plans[template.id], in_scope, sources,
                                         roots, f"({marker_expression(words, tokenizer)})", terms_only,
-                                        remember or _compute)
+                                        remember or _compute, term_matcher=terms_in_python, tokens=tokens)
         fts_first = first_plans.get(template.id) if len(in_scope) > SCOPE_FIRST_SESSIONS else None
         if "after_rowid" in template.params:
             used, rows = template, _cue_rows_paged(snap, template, values)
@@ -420,8 +428,20 @@ def _small_scope_rows(snap: ReadSnapshot, small: _SmallScopePlan,
     if cue_rows is None:
         return None  # too many, or not decidable here: the scope is not small
     rows = snap.rows(small.scope_rows.sql,
-                     _params(small.scope_rows, {**values, "rows": json.dumps(list(cue_rows)), "fts": small.terms}))
+                     _params(small.scope_rows, {**values, "rows": json.dumps(list(_holding_terms(small, cue_rows))),
+                                                "fts": small.terms}))
     return rows if len(rows) < values["limit"] else None
+
+
+def _holding_terms(small: _SmallScopePlan, rowids: tuple[int, ...]) -> tuple[int, ...]:
+    """The marker rows that also hold the query terms, as far as Python can tell from the texts this request
+    tokenized (all of them, or the rows are passed on as they are: remembered rowids come without their texts).
+    Exact under the default tokenizer (``markers``), and the ``.scope_rows`` plan matches them in FTS5 again."""
+    tokens, matcher = small.tokens, small.term_matcher
+    if matcher is None or tokens is None or any(rowid not in tokens for rowid in rowids):
+        return rowids
+    held = matcher.held_in([tokens[rowid] for rowid in rowids])
+    return tuple(rowid for rowid, hit in zip(rowids, held, strict=True) if hit)
 
 
 def _compute(_key: tuple[object, ...], compute: Callable[[], Any]) -> Any:
@@ -458,10 +478,19 @@ def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
         chars += row[body_chars] if type(row[body_chars]) is int else 0
     if chars > CUE_TEXT_CHARS:
         return None  # more text than the matcher takes on: FTS5 judges the scope
+    tokens = {} if small.tokens is None else small.tokens  # texts the request already tokenized, by rowid
+    if any(type(row[rowid]) is not int for row in found):
+        return None  # a rowid is an integer: FTS5 judges a database that says otherwise
+    joined = []
     try:
-        held = matcher.held([row[body] for row in found])
+        for row in found:
+            key = row[rowid]
+            if key not in tokens:
+                tokens[key] = token_string(matcher.document, row[body])
+            joined.append(tokens[key])
     except UndecidableText:
         return None
+    held = matcher.held_in(joined)
     return tuple(int(row[rowid]) for row, hit in zip(found, held, strict=True) if hit)
 
 

@@ -52,34 +52,41 @@ def fts5_tokens(spec: str, *, query: bool) -> Tokens:
     return tokens
 
 
+def token_string(document: Tokens, text: object) -> str:
+    """A text's tokens joined by NUL, with a NUL before and after (module docstring); raises
+    :class:`UndecidableText` when only FTS5 can tell (a text that is not a ``str``, or that the tokenizer
+    refuses)."""
+    if text is None:
+        return _BETWEEN_WORDS  # FTS5 indexes no token of a NULL
+    if type(text) is not str:
+        raise UndecidableText
+    try:
+        return _BETWEEN_WORDS + _BETWEEN_WORDS.join(document(text)) + _BETWEEN_WORDS
+    except (UnicodeError, apsw.Error) as error:  # a lone surrogate; the tokenizer refused it
+        raise UndecidableText from error
+
+
 class MarkerMatcher(NamedTuple):
-    """The marker expression of a list of words, as patterns over joined tokens (module docstring)."""
+    """An OR of words (or phrases) as patterns over joined tokens (module docstring)."""
 
     patterns: tuple[str, ...]
     document: Tokens
 
     def held(self, texts: Sequence[object]) -> list[bool]:
-        """Whether each text (a message's whole text; None for NULL) matches the marker expression; raises
+        """Whether each text (a message's whole text; None for NULL) matches the expression; raises
         :class:`UndecidableText` when only FTS5 can tell (a text that is not a ``str``, or that the tokenizer
         refuses)."""
-        parts: list[str] = []
+        return self.held_in([token_string(self.document, text) for text in texts])
+
+    def held_in(self, joined: Sequence[str]) -> list[bool]:
+        """:meth:`held` of texts already turned into :func:`token_string` (by the same tokenizer)."""
         starts: list[int] = []
         at = 0
-        for text in texts:
-            if text is None:
-                joined = _BETWEEN_WORDS  # FTS5 indexes no token of a NULL
-            elif type(text) is str:
-                try:
-                    joined = _BETWEEN_WORDS + _BETWEEN_WORDS.join(self.document(text)) + _BETWEEN_WORDS
-                except (UnicodeError, apsw.Error) as error:  # a lone surrogate; the tokenizer refused it
-                    raise UndecidableText from error
-            else:
-                raise UndecidableText
+        for part in joined:
             starts.append(at)
-            parts.append(joined)
-            at += len(joined) + 1
-        every = _BETWEEN_TEXTS.join(parts)
-        held = [False] * len(parts)
+            at += len(part) + 1
+        every = _BETWEEN_TEXTS.join(joined)
+        held = [False] * len(joined)
         for pattern in self.patterns:
             found = every.find(pattern)
             while found >= 0:
@@ -99,6 +106,30 @@ def decides_markers(tokenizer: str | None, tokenizer_spec: str | None) -> bool:
     """Whether this module decides the marker expression for the live tokenizer: the default ``unicode61``
     (``tokenize=`` absent, or exactly ``unicode61``), the one it was proven against."""
     return tokenizer == "unicode61" and (tokenizer_spec is None or tokenizer_spec.split() == ["unicode61"])
+
+
+def term_matcher(fts_terms: Sequence[str]) -> MarkerMatcher | None:
+    """The matcher of the query terms' half of an FTS expression, ``"term" OR "term" …`` (``PreparedTerms.fts_any``
+    under ``unicode61``): each quoted string is a phrase of its query tokens, never a prefix. None when a term is
+    not one quoted string or gives no token (FTS5 then decides)."""
+    return _terms(tuple(fts_terms))
+
+
+@lru_cache(maxsize=16)
+def _terms(fts_terms: tuple[str, ...]) -> MarkerMatcher | None:
+    query = fts5_tokens("unicode61", query=True)
+    patterns: list[str] = []
+    for quoted in fts_terms:
+        inner = quoted[1:-1]
+        if len(quoted) < 2 or quoted[0] != '"' or quoted[-1] != '"' or inner.replace('""', "").count('"'):
+            return None
+        tokens = query(inner.replace('""', '"'))
+        if not tokens:
+            return None
+        patterns.append(_BETWEEN_WORDS + _BETWEEN_WORDS.join(tokens) + _BETWEEN_WORDS)
+    if not patterns:
+        return None
+    return MarkerMatcher(tuple(dict.fromkeys(patterns)), fts5_tokens("unicode61", query=False))
 
 
 def marker_matcher(words: Sequence[str]) -> MarkerMatcher | None:
