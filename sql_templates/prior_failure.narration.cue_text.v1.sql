@@ -2,13 +2,14 @@
 -- version: 1
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.session_id messages.timestamp messages.visibility messages.is_meta messages.role messages.text
--- params: sources roots since scope_ids cap limit until
--- Not evidence: the texts of the scope's messages that prior_failure.narration.cue_rows would match against the marker
--- words, read through the session index (cost follows the scope, not the index). The provider keeps the rows
--- whose text holds a failure word as the live tokenizer splits it (retrieval.cues, exactly FTS5's match of the
--- marker expression; only under the default unicode61 tokenizer), instead of expanding every marker prefix
--- over the whole index. A text longer than :cap (body is NULL), or :limit rows, and the provider uses
--- prior_failure.narration.cue_rows instead.
+-- params: sources roots since scope_ids limit until
+-- Not evidence: the scope's messages that prior_failure.narration.cue_rows would match against the marker words, read through
+-- the session index (cost follows the scope, not the index), with the length of each text. When they are fewer
+-- than :limit and their texts hold few enough characters in all, the provider reads those texts
+-- (prior_failure.narration.cue_bodies) and keeps the rows whose text holds a failure word as the live tokenizer splits it
+-- (retrieval.markers, exactly FTS5's match of the marker expression; only under the default unicode61
+-- tokenizer), instead of expanding every marker prefix over the whole index. Otherwise it uses
+-- prior_failure.narration.cue_rows, or the template itself.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -24,7 +25,6 @@ SELECT m.session_id AS session_id,
        ss.source AS session_source,
        ss.project_path AS session_path,
        m.rowid AS message_rowid,
-       CASE WHEN length(m.text) <= :cap THEN m.text END AS body,
        length(m.text) AS body_chars
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id

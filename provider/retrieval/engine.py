@@ -36,14 +36,16 @@ FTS_FIRST_BUDGET_MS = 25.0
 #: scope has at most ``SMALL_SCOPE_SESSIONS`` sessions and fewer than ``CUE_ROWS_CEILING`` such messages.
 SCOPE_ROWS = ".scope_rows"
 CUE_ROWS = ".cue_rows"
-#: The scope's message texts (``.cue_text``), read through the session index and matched against the marker
-#: words in Python (``markers``: exactly FTS5's match, under the default unicode61 tokenizer). It stands in
-#: for ``.cue_rows``, which expands every marker prefix over the whole index, and so also serves a one-shot
-#: ``query``. At most ``CUE_TEXT_ROWS`` messages of at most ``CUE_TEXT_CAP`` characters each, ``CUE_TEXT_CHARS``
-#: in all; a scope with more, or a text only FTS5 can judge (longer, or not text), is left to ``.cue_rows`` or
-#: the template itself.
+#: The scope's messages (``.cue_text``: rowids and text lengths, read through the session index), then their
+#: texts (``.cue_bodies``, by rowid), matched against the marker words in Python (``markers``: exactly FTS5's
+#: match, under the default unicode61 tokenizer). It stands in for ``.cue_rows``, which expands every marker
+#: prefix over the whole index, and so also serves a one-shot ``query``. At most ``CUE_TEXT_ROWS`` messages of at
+#: most ``CUE_TEXT_CAP`` characters each, ``CUE_TEXT_CHARS`` in all (the texts are read only within that, so no
+#: more is ever held); a scope with more, or a text only FTS5 can judge (longer, or not text), is left to
+#: ``.cue_rows`` or the template itself.
 CUE_TEXT = ".cue_text"
-CUE_TEXT_ROWS = 1000
+CUE_BODIES = ".cue_bodies"
+CUE_TEXT_ROWS = 4000
 #: Characters of ``.cue_text`` bodies tokenized per template at most (about 20 ms of tokenizing); a scope whose
 #: texts hold more is left to ``.cue_rows`` or the template, as one with more rows is.
 CUE_TEXT_CHARS = 1_000_000
@@ -68,7 +70,7 @@ SCOPE_ROWS_BUDGET_MS = 3.0
 #: messages, 11-20 sessions: within 1 ms on rare terms, 10.7 vs 35.2 ms and 54 vs 213 ms on a common one). A
 #: larger scope tries FTS-first under its budget, where a rare term is found much faster that way.
 SCOPE_FIRST_SESSIONS = 64
-_PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS, CUE_TEXT, TERM_PROBE)
+_PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS, CUE_TEXT, CUE_BODIES, TERM_PROBE)
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
@@ -154,6 +156,7 @@ class _SmallScopePlan(NamedTuple):
     remember: Remember
     term_matcher: MarkerMatcher | None = None
     tokens: dict[int, str] | None = None
+    cue_bodies: Template | None = None
 
 
 def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -219,7 +222,9 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     first_plans = {t.id.removesuffix(FTS_FIRST): t for t in templates if t.id.endswith(FTS_FIRST)}
     scope_plans = {t.id.removesuffix(SCOPE_ROWS): t for t in templates if t.id.endswith(SCOPE_ROWS)}
     cue_plans = {t.id.removesuffix(CUE_ROWS): t for t in templates if t.id.endswith(CUE_ROWS)}
-    text_plans = {t.id.removesuffix(CUE_TEXT): t for t in templates if t.id.endswith(CUE_TEXT)} \
+    body_plans = {t.id.removesuffix(CUE_BODIES): t for t in templates if t.id.endswith(CUE_BODIES)}
+    text_plans = {t.id.removesuffix(CUE_TEXT): t for t in templates
+                  if t.id.endswith(CUE_TEXT) and t.id.removesuffix(CUE_TEXT) in body_plans} \
         if markers_in_python else {}
     probe_plans = {t.id.removesuffix(TERM_PROBE): t for t in templates if t.id.endswith(TERM_PROBE)}
     term_hits: dict[str, bool] = {}  # the terms' FTS expression -> whether the scope holds a message matching it
@@ -272,7 +277,8 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
             if cue_text is not None or cue_rows is not None:
                 small = _SmallScopePlan(cue_rows, cue_text, matcher, scope_plans[template.id], in_scope, sources,
                                         roots, f"({marker_expression(words, tokenizer)})", terms_only,
-                                        remember or _compute, term_matcher=terms_in_python, tokens=tokens)
+                                        remember or _compute, term_matcher=terms_in_python, tokens=tokens,
+                                        cue_bodies=body_plans.get(template.id))
         fts_first = first_plans.get(template.id) if len(in_scope) > SCOPE_FIRST_SESSIONS else None
         if "after_rowid" in template.params:
             used, rows = template, _cue_rows_paged(snap, template, values)
@@ -418,7 +424,7 @@ def _small_scope_rows(snap: ReadSnapshot, small: _SmallScopePlan,
     scope_key = (small.markers, values["sources"], values["roots"], values["until"], tuple(sorted(small.in_scope)))
     cue_rows: tuple[int, ...] | None = None
     if small.cue_text is not None:
-        text_values = {**values, "cap": CUE_TEXT_CAP, "limit": CUE_TEXT_ROWS}
+        text_values = {**values, "limit": CUE_TEXT_ROWS}
         cue_rows = small.remember(("cue_text", small.cue_text.digest, *scope_key),
                                   lambda: _cue_rowids_from_text(snap, small, text_values))
     if cue_rows is None and small.cue_rows is not None:
@@ -451,47 +457,61 @@ def _compute(_key: tuple[object, ...], compute: Callable[[], Any]) -> Any:
 
 def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
                           values: Mapping[str, Any]) -> tuple[int, ...] | None:
-    """The rowids ``.cue_rows`` would list, from the scope's texts (``.cue_text``) and the marker matcher; None
-    when the scope has ``:limit`` such messages or more, or a text only FTS5 can judge."""
-    template, matcher = small.cue_text, small.matcher
-    if template is None or matcher is None:
+    """The rowids ``.cue_rows`` would list, from the scope's texts and the marker matcher: ``.cue_text`` lists the
+    messages and their text lengths, ``.cue_bodies`` reads the texts not yet tokenized in this request. None
+    when the scope has ``:limit`` such messages or more, more than ``CUE_TEXT_CHARS`` characters in all, or a
+    text only FTS5 can judge (longer than ``CUE_TEXT_CAP``, or not text)."""
+    template, bodies, matcher = small.cue_text, small.cue_bodies, small.matcher
+    if template is None or bodies is None or matcher is None:
         return None
+    at, listed = _checked_rows(snap, template, small, values)
+    if len(listed) >= int(values["limit"]):
+        return None
+    rowid, length = at["message_rowid"], at["body_chars"]
+    chars = 0
+    for row in listed:
+        if type(row[rowid]) is not int or (row[length] is not None and type(row[length]) is not int):
+            return None  # a rowid and a text's length are integers: FTS5 judges a database that says otherwise
+        if row[length] is not None and row[length] > CUE_TEXT_CAP:
+            return None  # longer than the matcher takes: FTS5 judges it
+        chars += row[length] or 0
+    if chars > CUE_TEXT_CHARS:
+        return None  # more text than the matcher takes on: FTS5 judges the scope
+    tokens = {} if small.tokens is None else small.tokens  # texts the request already tokenized, by rowid
+    wanted = [row[rowid] for row in listed if row[rowid] not in tokens and row[length] is not None]
+    try:
+        if wanted:
+            got, read = _checked_rows(snap, bodies, small, {**values, "rows": json.dumps(wanted),
+                                                            "cap": CUE_TEXT_CAP, "limit": len(wanted) + 1})
+            texts = {row[got["message_rowid"]]: row[got["body"]] for row in read}
+            if any(texts.get(key) is None for key in wanted):
+                return None  # a listed text not read back whole: FTS5 judges the scope
+            for key in wanted:
+                tokens[key] = token_string(matcher.document, texts[key])
+        empty = token_string(matcher.document, None)  # a NULL text holds no token
+        joined = [tokens[row[rowid]] if row[length] is not None else empty for row in listed]
+    except UndecidableText:
+        return None
+    held = matcher.held_in(joined)
+    return tuple(row[rowid] for row, hit in zip(listed, held, strict=True) if hit)
+
+
+def _checked_rows(snap: ReadSnapshot, template: Template, small: _SmallScopePlan,
+                  values: Mapping[str, Any]) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
+    """The column positions and rows of a not-evidence read of a small scope, each row checked against the scope
+    as every row is (once per distinct value of the columns the check reads: the rows of one session share
+    theirs)."""
     found = snap.rows(template.sql, _params(template, values))
-    if len(found) >= int(values["limit"]):
-        return None
     names = snap.last_columns
-    at = {name: i for i, name in enumerate(names)}
-    body, body_chars, rowid = at["body"], at["body_chars"], at["message_rowid"]
     scope_columns = [i for i, name in enumerate(names) if name in SCOPE_COLUMNS]
     checked: set[tuple[Any, ...]] = set()
-    chars = 0
     for row in found:
-        # As every row is checked; the check reads the scope columns alone, so once per distinct value of them
-        # (the rows of one session share theirs).
         key = tuple(row[i] for i in scope_columns)
         if key not in checked:
             check_scope(RawHit(template, dict(zip(names, row, strict=True))), small.sources, small.roots,
                         small.in_scope)
             checked.add(key)
-        if row[body] is None and row[body_chars] is not None:
-            return None  # longer than :cap: FTS5 judges it
-        chars += row[body_chars] if type(row[body_chars]) is int else 0
-    if chars > CUE_TEXT_CHARS:
-        return None  # more text than the matcher takes on: FTS5 judges the scope
-    tokens = {} if small.tokens is None else small.tokens  # texts the request already tokenized, by rowid
-    if any(type(row[rowid]) is not int for row in found):
-        return None  # a rowid is an integer: FTS5 judges a database that says otherwise
-    joined = []
-    try:
-        for row in found:
-            key = row[rowid]
-            if key not in tokens:
-                tokens[key] = token_string(matcher.document, row[body])
-            joined.append(tokens[key])
-    except UndecidableText:
-        return None
-    held = matcher.held_in(joined)
-    return tuple(int(row[rowid]) for row, hit in zip(found, held, strict=True) if hit)
+    return {name: i for i, name in enumerate(names)}, found
 
 
 def _cue_rowids(snap: ReadSnapshot, small: _SmallScopePlan, values: Mapping[str, Any]) -> tuple[int, ...] | None:
