@@ -177,7 +177,7 @@ class ReadSnapshot:
             except apsw.ExecutionCompleteError:
                 self.last_columns = ()
                 return []  # no row: the statement already ran to completion
-            return [tuple(row) for row in running]
+            return list(running)  # apsw gives each row as a tuple (no row tracer is ever set)
         except apsw.ExecTraceAbort:
             raise MalformedIndexData("multi-statement SQL refused before execution") from None
         finally:

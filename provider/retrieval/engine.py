@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple, cast
 
 from ..contract.wire import EvidenceType
@@ -504,13 +505,15 @@ def _checked_rows(snap: ReadSnapshot, template: Template, small: _SmallScopePlan
     found = snap.rows(template.sql, _params(template, values))
     names = snap.last_columns
     scope_columns = [i for i, name in enumerate(names) if name in SCOPE_COLUMNS]
-    checked: set[tuple[Any, ...]] = set()
-    for row in found:
-        key = tuple(row[i] for i in scope_columns)
-        if key not in checked:
+    if found and scope_columns:
+        key_of = itemgetter(*scope_columns)
+        for row in {key_of(row): row for row in found}.values():  # a row of each distinct value
             check_scope(RawHit(template, dict(zip(names, row, strict=True))), small.sources, small.roots,
                         small.in_scope)
-            checked.add(key)
+    else:
+        for row in found:
+            check_scope(RawHit(template, dict(zip(names, row, strict=True))), small.sources, small.roots,
+                        small.in_scope)
     return {name: i for i, name in enumerate(names)}, found
 
 
