@@ -26,7 +26,7 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> tuple[FixtureInfo, dict[str,
 
 def _ask(info: FixtureInfo, manifest: dict[str, Any], tmp: Path, *, agent: str, repo: str,
          types: list[str], terms: list[str], limits: dict[str, int] | None = None,
-         template_dir: Path | None = None, roots: list[str] | None = None) -> dict[str, Any]:
+         template_dir: Path | None = None, roots: list[str] | None = None, one_shot: bool = False) -> dict[str, Any]:
     sources = manifest["agents"][agent]
     config = write_config(tmp / f"cfg-{agent}-{repo}.json",
                           [scope_entry(agent, "demo", repo, sources, roots or [manifest["repos"][repo]])],
@@ -35,7 +35,7 @@ def _ask(info: FixtureInfo, manifest: dict[str, Any], tmp: Path, *, agent: str, 
                                   "allow_cross_agent": False, "allow_cross_project": False},
                            evidence_types=types, query_terms=terms, limits=limits or LIMITS)
     return answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config,
-                  template_dir=template_dir).envelope
+                  template_dir=template_dir, one_shot=one_shot).envelope
 
 
 def _agent_for(manifest: dict[str, Any], source: str) -> str:
@@ -437,15 +437,17 @@ def test_a_small_scopes_terms_are_decided_in_python_before_fts5_looks_up_rows(
     ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"]}
     shown = 0
     for terms in (["stripe", "billing", "ModuleNotFoundError"], ["ECONNREFUSED", "timeout"], ["error"]):
-        clear_warm_caches()
-        python = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
-        clear_warm_caches()
-        monkeypatch.setattr(engine, "term_matcher", lambda _terms: None)
-        alone = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
-        monkeypatch.undo()
-        monkeypatch.setattr(engine, "_holding_terms", spy)
-        assert python["result"]["items"] == alone["result"]["items"], terms
-        shown += bool(python["result"]["items"])
+        answers = []
+        for one_shot, matcher_on in ((False, True), (True, True), (False, False), (True, False)):
+            # one-shot: nothing is remembered, so the terms are matched first and the markers only where they are
+            clear_warm_caches()
+            if not matcher_on:
+                monkeypatch.setattr(engine, "term_matcher", lambda _terms: None)
+            answers.append(_ask(info, manifest, tmp_path, **ask, terms=terms, one_shot=one_shot))  # type: ignore[arg-type]
+            monkeypatch.undo()
+            monkeypatch.setattr(engine, "_holding_terms", spy)
+        assert all(a["result"]["items"] == answers[0]["result"]["items"] for a in answers), terms
+        shown += bool(answers[0]["result"]["items"])
     assert any(kept < given for given, kept in narrowed), narrowed  # fewer rows looked up by FTS5
     assert shown, "no item: the comparison shows nothing"
 

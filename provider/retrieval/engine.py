@@ -158,6 +158,9 @@ class _SmallScopePlan(NamedTuple):
     term_matcher: MarkerMatcher | None = None
     tokens: dict[int, str] | None = None
     cue_bodies: Template | None = None
+    #: Nothing is remembered (a one-shot ``query``): the texts are matched against the terms first and only
+    #: those holding them against the marker words (the rows kept are the same: both halves must match).
+    terms_first: bool = False
 
 
 def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -279,7 +282,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
                 small = _SmallScopePlan(cue_rows, cue_text, matcher, scope_plans[template.id], in_scope, sources,
                                         roots, f"({marker_expression(words, tokenizer)})", terms_only,
                                         remember or _compute, term_matcher=terms_in_python, tokens=tokens,
-                                        cue_bodies=body_plans.get(template.id))
+                                        cue_bodies=body_plans.get(template.id), terms_first=remember is None)
         fts_first = first_plans.get(template.id) if len(in_scope) > SCOPE_FIRST_SESSIONS else None
         if "after_rowid" in template.params:
             used, rows = template, _cue_rows_paged(snap, template, values)
@@ -493,6 +496,10 @@ def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
         joined = [tokens[row[rowid]] if row[length] is not None else empty for row in listed]
     except UndecidableText:
         return None
+    if small.terms_first and small.term_matcher is not None:
+        # Only these rows are looked up afterwards (``_holding_terms``): the markers need not be found elsewhere.
+        listed = [row for row, hit in zip(listed, small.term_matcher.held_in(joined), strict=True) if hit]
+        joined = [tokens[row[rowid]] if row[length] is not None else empty for row in listed]
     held = matcher.held_in(joined)
     return tuple(row[rowid] for row, hit in zip(listed, held, strict=True) if hit)
 
