@@ -3,8 +3,6 @@
 Nothing here touches the index, the clock or the filesystem, so every branch is tested exhaustively.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from ..contract.wire import EvidenceType, Limits, Request, Trigger

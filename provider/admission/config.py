@@ -5,8 +5,6 @@ Default-off: a missing config file means no enabled scope. The file lives in the
 owner-only permissions.
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import os

@@ -6,8 +6,6 @@ answer the same evidence occurs ("[repeated 2x in this session, in 3 sessions]")
 (``retrieval.resolution``) is placed right after that failure.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import NamedTuple
 

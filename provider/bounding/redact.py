@@ -22,8 +22,6 @@ How it works:
   repeated until nothing new is found, at most ``_MAX_PASSES`` times. Work per call is O(len(text)).
 """
 
-from __future__ import annotations
-
 import bisect
 import functools
 import re

@@ -12,8 +12,6 @@ types (an integer is not a boolean, a list is not a string), literal values spel
 optional field absent rather than ``null``. The first problem in field order is reported, by field path only.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 

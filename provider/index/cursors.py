@@ -22,8 +22,6 @@ Cursor text is never kept in the parsed value (the Codex v4 state is tens of KB 
 are NamedTuples (the tombstone, which has no field, a plain class): one is built per ``index_state`` row read.
 """
 
-from __future__ import annotations
-
 import functools
 import json
 import math

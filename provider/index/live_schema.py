@@ -11,8 +11,6 @@ by connecting to the virtual table: a table declared with an unknown tokenizer c
 ``porter`` with the tokenizer it wraps) and hands it to retrieval through :class:`LiveSchema`.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable, Iterator
 from itertools import pairwise

@@ -1,7 +1,5 @@
 """The index's observable state, read inside the snapshot: index revision, index_state rows, markers."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 

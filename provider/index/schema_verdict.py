@@ -24,8 +24,6 @@ schema cookie, so a long-lived ``serve`` process pays for the introspection once
 sqlglot, so a cold ``query`` does not load them.
 """
 
-from __future__ import annotations
-
 import _thread
 from collections import OrderedDict
 from collections.abc import Sequence

@@ -7,8 +7,6 @@ homes come from a bounded skip-scan of that key. The revision (``revision.index_
 ``max(rowid)`` seeks and these marker rows.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Sequence
 from typing import Any, Final, NamedTuple

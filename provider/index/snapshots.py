@@ -21,8 +21,6 @@ Every list is sorted by name so a diff of two files is stable. ``id`` names the 
 sha256 of the canonical JSON of everything else: two databases with the same schema have the same digest.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Iterable, Sequence

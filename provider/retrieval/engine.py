@@ -1,7 +1,5 @@
 """Run the admitted templates inside the request's snapshot and re-check every row's scope."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter

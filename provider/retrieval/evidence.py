@@ -4,8 +4,6 @@ Recalled text is data: nothing in it changes what the provider does. Parsing of 
 defensive (values may be truncated JSON); anything unparseable falls back to plain text.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence

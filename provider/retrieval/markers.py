@@ -16,8 +16,6 @@ Used only under the default ``unicode61`` tokenizer (no options; it reports no c
 ``tests/test_markers.py`` checks the answers against SQLite's own FTS5 ``MATCH``.
 """
 
-from __future__ import annotations
-
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import lru_cache

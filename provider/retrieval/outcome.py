@@ -18,8 +18,6 @@ A stated non-zero exit code or ``is_error`` is a failure. Without a stated code,
 failed inner step is a failure. A failure is never labelled ``ok``.
 """
 
-from __future__ import annotations
-
 import functools
 import json
 import re

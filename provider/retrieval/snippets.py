@@ -13,8 +13,6 @@ and only then is the text cut, at line or token boundaries, never closer than th
 read. A secret split by a read edge therefore lies in the margin and is never shown in part.
 """
 
-from __future__ import annotations
-
 import functools
 import re
 from collections import Counter

@@ -4,8 +4,6 @@ A template file is data: a header of ``-- key: value`` lines (id, version, evide
 followed by one SELECT. Code never assembles SQL from strings; it binds the declared parameters.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from functools import cache

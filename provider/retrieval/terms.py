@@ -11,8 +11,6 @@
   degradation is disclosed too. Non-FTS templates match every term by substring, CJK included.
 """
 
-from __future__ import annotations
-
 import json
 import re
 import unicodedata

@@ -1,7 +1,5 @@
 """Shared state of one assessment: the context threaded through walking and judging, and the unit shape."""
 
-from __future__ import annotations
-
 import os
 from collections.abc import Callable
 from typing import Literal, NamedTuple

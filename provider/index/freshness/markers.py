@@ -1,7 +1,5 @@
 """Marker rows (``__…__``): last build, app heartbeat, last successful app build, provider transcript markers."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping
 from typing import Final, NamedTuple

@@ -1,7 +1,5 @@
 """``index_state`` rows as the caller passed them: unit rows by path, marker values by key."""
 
-from __future__ import annotations
-
 import math
 import os
 from collections.abc import Iterable

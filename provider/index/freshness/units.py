@@ -1,7 +1,5 @@
 """Judging one in-scope unit against its ``index_state`` cursor, counting lines only where a decision needs them."""
 
-from __future__ import annotations
-
 import os
 from collections.abc import Sequence
 from typing import Final, NamedTuple

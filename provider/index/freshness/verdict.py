@@ -1,8 +1,6 @@
 """The verdict: its precedence (``decide_verdict``, the one place it lives), ``FreshnessReport`` and its
 content-free public projection."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
