@@ -118,9 +118,14 @@ def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool
     if has_cursor:
         params["n"] = CURSOR_READ_CHARS
     out: dict[str, IndexRow] = {}
-    for path, mtime, lines, cur in snap.rows(sql, params):
-        # The column types the indexer writes (TEXT, REAL, INTEGER, TEXT) pass as they are; _num and _int
-        # convert anything else exactly as before (float(x) of a float and int(x) of an int are x).
+    for row in snap.rows(sql, params):
+        path, mtime, lines, cur = row
+        # The column types the indexer writes (TEXT, REAL, INTEGER, TEXT) pass as they are: the row is kept as
+        # read, no tuple built. _num and _int convert anything else exactly as before (float(x) of a float and
+        # int(x) of an int are x; a NULL cursor stays None).
+        if type(path) is str and type(mtime) is float and type(lines) is int and (cur is None or type(cur) is str):
+            out[path] = row  # (str, float, int, str or None): an IndexRow as it is
+            continue
         name = path if type(path) is str else str(path)
         out[name] = (name, mtime if type(mtime) is float else _num(mtime),
                      lines if type(lines) is int else _int(lines), cur if isinstance(cur, str) else None)

@@ -10,7 +10,7 @@ from .context import Ctx, Outcome, Unit
 from .heads import unit_cwd
 from .rows import lookup_row
 from .scope import under_roots
-from .units import judge_unit
+from .units import judge_row
 
 
 class Tally:
@@ -60,11 +60,16 @@ def judge_in_scope(ctx: Ctx, unit: Unit, tally: Tally, outcome: Outcome | None =
         tally.unindexed.append(unit.path)
         return
     if outcome is None:
-        outcome = judge_unit(ctx, unit, row, st)
+        outcome = judge_row(ctx, unit, row, st)
+    count_outcome(ctx, tally, unit.path, outcome)
+
+
+def count_outcome(ctx: Ctx, tally: Tally, path: str, outcome: Outcome) -> None:
+    """Count the outcome of a unit in scope that has a row."""
     if outcome == "up_to_date":
         tally.up_to_date += 1
     elif outcome == "stale":
-        tally.stale.append(unit.path)
+        tally.stale.append(path)
     elif outcome == "unknown_cursor":
         tally.unknown_cursor += 1
         ctx.reasons.add("unknown_cursor")
