@@ -61,6 +61,16 @@ def _load_rows(lookup: RowLookup, paths: Sequence[str]) -> Mapping[str, IndexRow
     return rows
 
 
+def _known_paths(known_files: Sequence[tuple[str, str]], supported: Sequence[str]) -> dict[str, str]:
+    """Source by normalised path of the known files of the supported sources (a later duplicate's source wins)."""
+    known: dict[str, str] = {}
+    for raw, source in known_files:
+        path = norm_path(raw)
+        if path is not None and source in supported:
+            known[path] = source
+    return known
+
+
 def _assess(ctx: Ctx, unit: Unit, tally: Tally) -> None:
     """A listed unit outside the index's attribution to the scope."""
     row = ctx.rows.get(unit.path)
@@ -104,11 +114,7 @@ def assess_scoped_freshness(
     marks = read_markers(markers)
     tally = Tally()
     if root_list:
-        known: dict[str, str] = {}
-        for raw, source in known_files:
-            path = norm_path(raw)
-            if path is not None and source in supported:
-                known[path] = source
+        known = _known_paths(known_files, supported)
         units: list[Unit] = []
         mine: dict[str, list[str]] = {source: [] for source in supported}
         for path, source in known.items():
@@ -118,7 +124,8 @@ def assess_scoped_freshness(
                 units.extend(candidate_units(ctx, home, source, known=mine[source],
                                              last_build_ms=marks.last_build, has_rows_under=has_rows_under))
         listed = {unit.path for unit in units}
-        strays = [Unit(p, s, "jsonl") for p, s in sorted(known.items()) if s in _FILE_SOURCES and p not in listed]
+        unlisted = sorted((p, s) for p, s in known.items() if s in _FILE_SOURCES and p not in listed)
+        strays = [Unit(p, s, "jsonl") for p, s in unlisted]
         ctx.rows = _load_rows(lookup, [unit.path for unit in units] + [unit.path for unit in strays])
         for unit in units:
             if unit.path in known or (unit.parent is not None and unit.parent in known):

@@ -54,18 +54,14 @@ def judge_in_scope(ctx: Ctx, unit: Unit, tally: Tally, outcome: Outcome | None =
                    st: os.stat_result | None = None) -> None:
     """Judge a unit already attributed to the scope into ``tally`` (``outcome`` when already judged; ``st``:
     the file's stat when already taken)."""
-    tally.seen.add(unit.path)
-    row = ctx.rows.get(unit.path) or lookup_row(ctx.rows, unit.path)
+    path = unit.path
+    tally.seen.add(path)
+    row = ctx.rows.get(path) or lookup_row(ctx.rows, path)
     if row is None:
-        tally.unindexed.append(unit.path)
+        tally.unindexed.append(path)
         return
     if outcome is None:
         outcome = judge_row(ctx, unit, row, st)
-    count_outcome(ctx, tally, unit.path, outcome)
-
-
-def count_outcome(ctx: Ctx, tally: Tally, path: str, outcome: Outcome) -> None:
-    """Count the outcome of a unit in scope that has a row."""
     if outcome == "up_to_date":
         tally.up_to_date += 1
     elif outcome == "stale":
