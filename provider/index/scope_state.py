@@ -26,6 +26,8 @@ MAX_HOME_STEPS: Final = 64
 MAX_MARKERS: Final = 200
 _HOME_MARKERS: Final = ("/.claude/", "/.codex/", "/.kimi-code/", "/.pi/")
 _TOP: Final = "\U0010ffff"
+#: The bytes a JSON string cannot hold as they are: control characters, the quote and the backslash.
+_JSON_ESCAPED: Final = bytes(range(0x20)) + b'"\\'
 
 #: Every statement of this module (fixed text; tests/test_query_plans.py checks each one's plan).
 #: The rows of given paths: one primary-key lookup per element of the JSON array, in its order (``CROSS JOIN``
@@ -112,17 +114,36 @@ def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool
     if not wanted:
         return {}
     sql = UNIT_ROWS_SQL if has_cursor else UNIT_ROWS_NO_CURSOR_SQL
-    params: dict[str, Any] = {"paths": json.dumps(wanted)}
+    params: dict[str, Any] = {"paths": json_text_array(wanted)}
     if has_cursor:
         params["n"] = CURSOR_READ_CHARS
     out: dict[str, IndexRow] = {}
-    for path, mtime, lines, cur in snap.rows(sql, params):
-        # The column types the indexer writes (TEXT, REAL, INTEGER, TEXT) pass as they are; _num and _int
-        # convert anything else exactly as before (float(x) of a float and int(x) of an int are x).
+    for row in snap.rows(sql, params):
+        path, mtime, lines, cur = row
+        # The column types the indexer writes (TEXT, REAL, INTEGER, TEXT) pass as they are: the row is kept as
+        # read, no tuple built. _num and _int convert anything else exactly as before (float(x) of a float and
+        # int(x) of an int are x; a NULL cursor stays None).
+        if type(path) is str and type(mtime) is float and type(lines) is int and (cur is None or type(cur) is str):
+            out[path] = row  # (str, float, int, str or None): an IndexRow as it is
+            continue
         name = path if type(path) is str else str(path)
         out[name] = (name, mtime if type(mtime) is float else _num(mtime),
                      lines if type(lines) is int else _int(lines), cur if isinstance(cur, str) else None)
     return out
+
+
+def json_text_array(texts: list[str]) -> str:
+    """A JSON array of ``texts`` (for ``json_each``): joined as they are when none holds a character a JSON
+    string must escape (a control character, ``"`` or ``\\``) or one UTF-8 cannot encode (a lone surrogate),
+    else ``json.dumps``. The same strings either way (``json_each`` reads raw UTF-8 and escapes alike); one
+    byte-level pass instead of the encoder's per-character one."""
+    try:
+        raw = "".join(texts).encode()
+    except UnicodeEncodeError:
+        return json.dumps(texts)
+    if len(raw.translate(None, _JSON_ESCAPED)) != len(raw):
+        return json.dumps(texts)
+    return '["' + '","'.join(texts) + '"]' if texts else "[]"
 
 
 def has_rows_under(snap: ReadSnapshot, prefix: str) -> bool:

@@ -26,10 +26,11 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Final
 
 from .context import Ctx, Unit
+from .scope import parent_dir
 from .tally import claude_slug
 from .walk import WALKERS, is_file, is_subdir, scan, walk_claude_project, walk_jsonl_tree
 
@@ -50,30 +51,27 @@ def slug_can_hold(name: str, root_slug: str) -> bool:
     return len(name) > CLAUDE_SLUG_CUT and name.startswith(root_slug[:CLAUDE_SLUG_CUT])
 
 
-def _first_component_dirs(paths: Collection[str], top: str) -> set[str]:
-    """``top/<first component>`` of every path below ``top``."""
+def first_components(paths: Collection[str], top: str) -> set[str]:
+    """The first component below ``top`` of every path below ``top`` (a name in ``top``)."""
     prefix = top + os.sep
     start = len(prefix)
-    found = set()
-    for path in paths:
-        if path.startswith(prefix):
-            end = path.find(os.sep, start)
-            found.add(path if end < 0 else path[:end])
-    return found
+    return {path[start:].partition(os.sep)[0] for path in paths if path.startswith(prefix)}
 
 
-def claude_units(ctx: Ctx, home: str, known: Collection[str]) -> Iterator[Unit]:
+def claude_units(ctx: Ctx, home: str, known: Collection[str]) -> list[Unit]:
     projects = os.path.join(home, ".claude", "projects")
     slugs = {claude_slug(root) for root in ctx.roots}
     # Every name ``slug_can_hold`` accepts starts with a slug cut to CLAUDE_SLUG_CUT (a prefix of the slug
     # itself): one C-level test passes over the other projects' directories.
     cuts = tuple({s[:CLAUDE_SLUG_CUT] for s in slugs})
-    holding = _first_component_dirs(known, projects)
+    holding = first_components(known, projects)  # the project directories holding a known transcript
+    units: list[Unit] = []
     for project in scan(ctx, projects):
         name = project.name
-        if (project.path in holding or (name.startswith(cuts) and any(slug_can_hold(name, s) for s in slugs))) \
+        if (name in holding or (name.startswith(cuts) and any(slug_can_hold(name, s) for s in slugs))) \
                 and is_subdir(project):
-            yield from walk_claude_project(ctx, project.path)
+            units.extend(walk_claude_project(ctx, project.path))
+    return units
 
 
 def cutoff_day(last_build_ms: float | None) -> Day | None:
@@ -87,9 +85,9 @@ def cutoff_day(last_build_ms: float | None) -> Day | None:
     return (moment.tm_year, moment.tm_mon, moment.tm_mday)
 
 
-def _dated(entries: list[os.DirEntry[str]]) -> Iterator[tuple[os.DirEntry[str], int | None]]:
-    for entry in entries:
-        yield entry, int(entry.name) if entry.name.isdigit() and len(entry.name) <= 4 else None
+def _date_number(name: str) -> int | None:
+    """The number of a date-named entry (at most four characters, all ``str.isdigit``), else None."""
+    return int(name) if name.isdigit() and len(name) <= 4 else None
 
 
 def _unchanged_since(ctx: Ctx, path: str, last_build_ms: float | None) -> bool:
@@ -124,7 +122,7 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str],
         above = holder
         while above not in held and len(above) > len(top):
             held.add(above)
-            above = os.path.dirname(above)
+            above = parent_dir(above)
 
     def wanted(path: str, day: Day) -> bool:
         if cutoff is None or day >= cutoff[:len(day)]:
@@ -136,21 +134,23 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str],
     def walk(path: str, day: Day) -> Iterator[Unit]:
         # A date-named entry before the cutoff (``(*day, number) < cutoff``) that holds no known file is
         # passed over at once: file or directory, nothing of it is yielded (``wanted`` is false, no stat).
+        # A date-named entry's name is digits only: never a ``.jsonl`` file, so only a directory of it counts.
         below = _skip_below(day, cutoff)
         entries = scan(ctx, path)
         if below == math.inf:  # every date-named entry is before the cutoff: only the held ones can yield
             entries = [e for e in entries if e.path in held or not (e.name.isdigit() and len(e.name) <= 4)]
-        for entry, number in _dated(entries):
-            if number is not None and number < below and entry.path not in held:
-                continue
-            if is_file(entry, ".jsonl"):
-                yield Unit(entry.path, "codex", "jsonl")
-            elif not is_subdir(entry):
-                continue
-            elif number is None or len(day) == 3:
-                yield from walk_jsonl_tree(ctx, entry.path, "codex")  # not a date level: walked whole
-            elif wanted(entry.path, (*day, number)):
-                yield from walk(entry.path, (*day, number))
+        for entry in entries:
+            number = _date_number(entry.name)
+            if number is None:
+                if is_file(entry, ".jsonl"):
+                    yield Unit(entry.path, "codex", "jsonl")
+                elif is_subdir(entry):
+                    yield from walk_jsonl_tree(ctx, entry.path, "codex")  # not a date level: walked whole
+            elif (number >= below or entry.path in held) and is_subdir(entry):
+                if len(day) == 3:
+                    yield from walk_jsonl_tree(ctx, entry.path, "codex")  # below the day level: walked whole
+                elif wanted(entry.path, (*day, number)):
+                    yield from walk(entry.path, (*day, number))
 
     yield from walk(top, ())
 
@@ -166,7 +166,7 @@ def _archived(ctx: Ctx, top: str, cutoff: Day | None, known: Collection[str]) ->
 def codex_units(ctx: Ctx, home: str, known: Collection[str], *, cutoff: Day | None,
                 has_rows_under: Probe, last_build_ms: float | None) -> Iterator[Unit]:
     codex = os.path.join(home, ".codex")
-    holding = {os.path.dirname(p) for p in known}
+    holding = {parent_dir(p) for p in known}
     yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, holding, last_build_ms)
     archived = os.path.join(codex, "archived_sessions")
     if has_rows_under(archived + os.sep):
@@ -174,8 +174,9 @@ def codex_units(ctx: Ctx, home: str, known: Collection[str], *, cutoff: Day | No
 
 
 def candidate_units(ctx: Ctx, home: str, source: str, *, known: Collection[str], last_build_ms: float | None,
-                    has_rows_under: Probe) -> Iterator[Unit]:
-    """The units of ``source`` in ``home`` that can belong to the scope (module docstring)."""
+                    has_rows_under: Probe) -> Iterable[Unit]:
+    """The units of ``source`` in ``home`` that can belong to the scope (module docstring); ``known``: the
+    transcript files of the sessions in scope, as ``scope.norm_path`` returned them."""
     if source == "claude":
         return claude_units(ctx, home, known)
     if source == "codex":

@@ -1,10 +1,10 @@
 """Shared state of one assessment: the context threaded through walking and judging, and the unit shape."""
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Literal, NamedTuple
 
-from .rows import Row
+from .rows import UnitRow
 
 UnitKind = Literal["jsonl", "workflow_json", "kimi_dir"]
 Outcome = Literal["up_to_date", "stale", "unknown_cursor", "unreadable"]
@@ -27,8 +27,9 @@ class Ctx:
                  "tol")
 
     def __init__(self, stat: Callable[[str], os.stat_result], max_head_bytes: int, tol: float,
-                 roots: tuple[str, ...], rows: dict[str, Row], *, lines_counted: int = 0, remember: bool = False,
-                 reasons: set[str] | None = None, parent_cwds: dict[str, str | None] | None = None) -> None:
+                 roots: tuple[str, ...], rows: Mapping[str, UnitRow], *, lines_counted: int = 0,
+                 remember: bool = False, reasons: set[str] | None = None,
+                 parent_cwds: dict[str, str | None] | None = None) -> None:
         self.stat = stat
         self.max_head_bytes = max_head_bytes
         self.tol = tol

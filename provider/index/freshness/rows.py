@@ -2,22 +2,26 @@
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 IndexRow = tuple[str, float | None, int | None, str | None]
+#: A unit row as the judges read it: ``(jsonl_path, mtime, lines_processed, cursor)``, the columns as passed in
+#: (any types). The lookup's ``IndexRow`` tuples are kept as they are, no row object built per path.
+UnitRow = tuple[str, object, object, object]
 
 
 class Row(NamedTuple):
-    # A NamedTuple, not a frozen dataclass: one is built per index_state row (20,000 at 1M messages).
+    """The columns of one row apart from its path, for ``units.judge_unit``."""
+
     mtime: object
     lines: object
     cursor: object
 
 
-def split_rows(index_rows: object) -> tuple[dict[str, Row], dict[str, object]]:
+def split_rows(index_rows: object) -> tuple[dict[str, UnitRow], dict[str, object]]:
     """Unit rows by path and marker values by key; rows not shaped (text path, _, _, _) are skipped."""
-    units: dict[str, Row] = {}
+    units: dict[str, UnitRow] = {}
     markers: dict[str, object] = {}
     if not isinstance(index_rows, Iterable):
         return units, markers
@@ -31,11 +35,11 @@ def split_rows(index_rows: object) -> tuple[dict[str, Row], dict[str, object]]:
         if len(path) >= 4 and path.startswith("__") and path.endswith("__"):
             markers[path] = mtime
         else:
-            units[path] = Row(mtime=mtime, lines=lines, cursor=cursor)
+            units[path] = (path, mtime, lines, cursor)
     return units, markers
 
 
-def lookup_row(rows: dict[str, Row], path: str) -> Row | None:
+def lookup_row(rows: Mapping[str, UnitRow], path: str) -> UnitRow | None:
     """The row of ``path``, else the row of its resolved form."""
     row = rows.get(path)
     if row is None:

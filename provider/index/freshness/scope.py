@@ -13,6 +13,7 @@ from .context import Ctx
 
 SUPPORTED_SOURCES: Final = frozenset({"claude", "codex", "kimi", "pi"})
 _POSIX: Final = os.path is posixpath
+_NOT_NORMAL_ENDS: Final = ("/", "/.", "/..")
 
 
 def norm_path(value: object) -> str | None:
@@ -37,7 +38,17 @@ def _already_normal(text: str) -> bool:
     """Whether ``posixpath.normpath`` returns this text unchanged and it is absolute: one leading slash, no
     empty, ``.`` or ``..`` component, no trailing slash (what the index stores; anything else is normalised)."""
     return (text[:1] == "/" and "//" not in text and "/./" not in text and "/../" not in text
-            and not text.endswith(("/", "/.", "/..")))
+            and not text.endswith(_NOT_NORMAL_ENDS))
+
+
+def parent_dir(path: str) -> str:
+    """``os.path.dirname`` of a path ``norm_path`` returned (absolute, normal): on POSIX the text before its
+    last ``/`` (``/`` for a top-level path), without dirname's separator handling, which such a path needs only
+    when it starts with the two slashes ``normpath`` keeps (``//a``: dirname's ``//``)."""
+    if not _POSIX or path.startswith("//"):
+        return os.path.dirname(path)
+    cut = path.rfind("/")
+    return path[:cut] if cut > 0 else "/"
 
 
 def _is_dir(ctx: Ctx, path: str) -> bool:

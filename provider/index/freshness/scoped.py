@@ -34,10 +34,10 @@ from pathlib import Path
 from .candidates import Probe, candidate_units
 from .context import Ctx, Unit
 from .markers import read_markers
-from .rows import IndexRow, Row
+from .rows import IndexRow
 from .scope import SUPPORTED_SOURCES, norm_path, prepare_roots, readable_homes, wanted_sources
 from .tally import Tally, assess_unit, judge_in_scope
-from .units import judge_unit
+from .units import judge_row
 from .verdict import FreshnessReport, build_report
 
 RowLookup = Callable[[Sequence[str]], Mapping[str, IndexRow]]
@@ -46,22 +46,29 @@ RowLookup = Callable[[Sequence[str]], Mapping[str, IndexRow]]
 _FILE_SOURCES = ("claude", "codex")
 
 
-def _rows(lookup: RowLookup, paths: Sequence[str]) -> dict[str, Row]:
-    found = lookup(paths)
-    return {path: Row(row[1], row[2], row[3]) for path, row in found.items()}
-
-
-def _load_rows(ctx: Ctx, lookup: RowLookup, paths: Sequence[str]) -> None:
-    """``ctx.rows`` for ``paths``, then for the resolved form of the paths without a row."""
-    ctx.rows.update(_rows(lookup, paths))
-    resolved = {}
+def _load_rows(lookup: RowLookup, paths: Sequence[str]) -> Mapping[str, IndexRow]:
+    """The rows of ``paths``, then of the resolved form of the paths without a row (under that form), as the
+    lookup returned them (its mapping is not changed: a warm service may keep it)."""
+    rows = lookup(paths)
+    resolved = set()
     for path in paths:
-        if path not in ctx.rows:
+        if path not in rows:
             real = os.path.realpath(path)
             if real != path:
-                resolved[real] = path
+                resolved.add(real)
     if resolved:
-        ctx.rows.update(_rows(lookup, sorted(resolved)))
+        rows = {**rows, **lookup(sorted(resolved))}
+    return rows
+
+
+def _known_paths(known_files: Sequence[tuple[str, str]], supported: Sequence[str]) -> dict[str, str]:
+    """Source by normalised path of the known files of the supported sources (a later duplicate's source wins)."""
+    known: dict[str, str] = {}
+    for raw, source in known_files:
+        path = norm_path(raw)
+        if path is not None and source in supported:
+            known[path] = source
+    return known
 
 
 def _assess(ctx: Ctx, unit: Unit, tally: Tally) -> None:
@@ -70,7 +77,7 @@ def _assess(ctx: Ctx, unit: Unit, tally: Tally) -> None:
     if row is not None and unit.source == "codex":
         tally.seen.add(unit.path)
         return  # another session's rollout the index holds (or a child thread): not even statted
-    if row is not None and unit.kind != "kimi_dir" and judge_unit(ctx, unit, row) == "up_to_date":
+    if row is not None and unit.kind != "kimi_dir" and judge_row(ctx, unit, row) == "up_to_date":
         tally.seen.add(unit.path)
         return  # indexed and unchanged: whatever its scope, it cannot change the verdict
     assess_unit(ctx, unit, tally)
@@ -107,11 +114,7 @@ def assess_scoped_freshness(
     marks = read_markers(markers)
     tally = Tally()
     if root_list:
-        known: dict[str, str] = {}
-        for raw, source in known_files:
-            path = norm_path(raw)
-            if path is not None and source in supported:
-                known[path] = source
+        known = _known_paths(known_files, supported)
         units: list[Unit] = []
         mine: dict[str, list[str]] = {source: [] for source in supported}
         for path, source in known.items():
@@ -121,8 +124,9 @@ def assess_scoped_freshness(
                 units.extend(candidate_units(ctx, home, source, known=mine[source],
                                              last_build_ms=marks.last_build, has_rows_under=has_rows_under))
         listed = {unit.path for unit in units}
-        strays = [Unit(p, s, "jsonl") for p, s in sorted(known.items()) if s in _FILE_SOURCES and p not in listed]
-        _load_rows(ctx, lookup, [unit.path for unit in units] + [unit.path for unit in strays])
+        unlisted = sorted((p, s) for p, s in known.items() if s in _FILE_SOURCES and p not in listed)
+        strays = [Unit(p, s, "jsonl") for p, s in unlisted]
+        ctx.rows = _load_rows(lookup, [unit.path for unit in units] + [unit.path for unit in strays])
         for unit in units:
             if unit.path in known or (unit.parent is not None and unit.parent in known):
                 judge_in_scope(ctx, unit, tally)  # in scope by the index's attribution

@@ -10,7 +10,7 @@ from .context import Ctx, Outcome, Unit
 from .heads import unit_cwd
 from .rows import lookup_row
 from .scope import under_roots
-from .units import judge_unit
+from .units import judge_row
 
 
 class Tally:
@@ -54,17 +54,18 @@ def judge_in_scope(ctx: Ctx, unit: Unit, tally: Tally, outcome: Outcome | None =
                    st: os.stat_result | None = None) -> None:
     """Judge a unit already attributed to the scope into ``tally`` (``outcome`` when already judged; ``st``:
     the file's stat when already taken)."""
-    tally.seen.add(unit.path)
-    row = ctx.rows.get(unit.path) or lookup_row(ctx.rows, unit.path)
+    path = unit.path
+    tally.seen.add(path)
+    row = ctx.rows.get(path) or lookup_row(ctx.rows, path)
     if row is None:
-        tally.unindexed.append(unit.path)
+        tally.unindexed.append(path)
         return
     if outcome is None:
-        outcome = judge_unit(ctx, unit, row, st)
+        outcome = judge_row(ctx, unit, row, st)
     if outcome == "up_to_date":
         tally.up_to_date += 1
     elif outcome == "stale":
-        tally.stale.append(unit.path)
+        tally.stale.append(path)
     elif outcome == "unknown_cursor":
         tally.unknown_cursor += 1
         ctx.reasons.add("unknown_cursor")

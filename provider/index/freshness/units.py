@@ -18,7 +18,7 @@ from ..cursors import (
 )
 from . import memo
 from .context import Ctx, Outcome, Unit
-from .rows import Row, number
+from .rows import Row, UnitRow, number
 from .walk import kimi_files
 
 _COUNT_CHUNK: Final = 1024 * 1024
@@ -166,7 +166,12 @@ def _judge_kimi(ctx: Ctx, unit: Unit, cur: Cursor) -> Outcome:
 def judge_unit(ctx: Ctx, unit: Unit, row: Row, st: os.stat_result | None = None) -> Outcome:
     """The outcome for one unit that has an ``index_state`` row; ``st``: the file's stat when the caller
     already took it (a file unit is then not statted again)."""
-    cursor = row.cursor
+    return judge_row(ctx, unit, (unit.path, row.mtime, row.lines, row.cursor), st)
+
+
+def judge_row(ctx: Ctx, unit: Unit, row: UnitRow, st: os.stat_result | None = None) -> Outcome:
+    """``judge_unit`` over a ``UnitRow`` (the row as looked up, no ``Row`` built)."""
+    cursor = row[3]
     if unit.kind != "kimi_dir":
         plain = plain_signature(cursor, unit.source)
         if plain is not None:  # the common case: parse_cursor's SignatureCursor, judged from its fields
@@ -177,8 +182,8 @@ def judge_unit(ctx: Ctx, unit: Unit, row: Row, st: os.stat_result | None = None)
                     return "unreadable"
             return _judge_signature_fields(ctx, unit, st, plain)
     if cursor is None:  # the columns are read only to rebuild a NULL cursor
-        lines = row.lines if isinstance(row.lines, int) else None
-        cur = parse_cursor(None, mtime=number(row.mtime), lines_processed=lines, source=unit.source)
+        lines = row[2] if isinstance(row[2], int) else None
+        cur = parse_cursor(None, mtime=number(row[1]), lines_processed=lines, source=unit.source)
     else:
         cur = parse_cursor(cursor, source=unit.source)
     if unit.kind == "kimi_dir":

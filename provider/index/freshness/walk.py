@@ -50,14 +50,17 @@ def _walk_claude_session_dir(ctx: Ctx, session_dir: str, parent: str) -> Iterato
             yield Unit(entry.path, "claude", "workflow_json", parent)
 
 
-def walk_claude_project(ctx: Ctx, project: str) -> Iterator[Unit]:
-    """The units of one Claude project directory: main transcripts, subagents, workflow runs."""
+def walk_claude_project(ctx: Ctx, project: str) -> list[Unit]:
+    """The units of one Claude project directory: main transcripts, subagents, workflow runs. A list, not a
+    generator: a project directory holds many main transcripts, each then passed on without a resumed frame."""
+    units: list[Unit] = []
     for entry in scan(ctx, project):
         if is_file(entry, ".jsonl"):
-            yield Unit(entry.path, "claude", "jsonl")
+            units.append(Unit(entry.path, "claude", "jsonl"))
         elif is_subdir(entry):
             parent = os.path.join(project, entry.name + ".jsonl")
-            yield from _walk_claude_session_dir(ctx, entry.path, parent)
+            units.extend(_walk_claude_session_dir(ctx, entry.path, parent))
+    return units
 
 
 def _walk_claude(ctx: Ctx, home: str) -> Iterator[Unit]:
