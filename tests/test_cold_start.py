@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -47,8 +48,15 @@ def imported_modules(stderr: str) -> list[str]:
     return names
 
 
+class ColdQuery(NamedTuple):
+    argv: list[str]  # the ``query`` arguments after the command name
+    request: bytes
+    env: dict[str, str]
+
+
 @pytest.fixture(scope="module")
-def query_imports(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def cold_query(tmp_path_factory: pytest.TempPathFactory) -> ColdQuery:
+    """A five-type request on the current-generation fixture (no revision, no archived Codex rollouts)."""
     from obelisk_session_evidence.fixtures.builder import build_fixture
 
     out = tmp_path_factory.mktemp("cold")
@@ -60,13 +68,46 @@ def query_imports(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
                                            "summary"])
     env = {k: v for k, v in os.environ.items() if not k.startswith("OBELISK") and k != "PYTHONPROFILEIMPORTTIME"}
     env["HOME"] = str(out / "home")
-    proc = subprocess.run([sys.executable, "-X", "importtime", *CLI[1:], "query", "--db", str(info.db_path),
-                           "--config", str(config)], input=json.dumps(request).encode(), capture_output=True,
-                          env=env, cwd=REPO, timeout=120, check=False)
+    return ColdQuery(["query", "--db", str(info.db_path), "--config", str(config)], json.dumps(request).encode(),
+                     env)
+
+
+@pytest.fixture(scope="module")
+def query_imports(cold_query: ColdQuery) -> list[str]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", *CLI[1:], *cold_query.argv], input=cold_query.request,
+                          capture_output=True, env=cold_query.env, cwd=REPO, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout[:500]
     document = json.loads(proc.stdout)
     assert document["outcome"] == "ok" and document["result"]["items"]
     return imported_modules(proc.stderr.decode("utf-8", "replace"))
+
+
+#: Run in a fresh interpreter: one ``query`` in process, then the expressions only other requests need, checked
+#: against the ``re`` module's cache of every pattern compiled so far (``re.compile`` fills it).
+_LAZY_PATTERNS_CHECK = """
+import contextlib, io, json, re, sys
+from obelisk_session_evidence import cli
+with contextlib.redirect_stdout(io.StringIO()) as answer:
+    code = cli.main(sys.argv[1:])
+compiled = {key[1] for cache in (getattr(re, "_cache", {}), getattr(re, "_cache2", {})) for key in cache}
+from obelisk_session_evidence.admission import window
+from obelisk_session_evidence.index.freshness import candidates, heads
+lazy = {"revision": window._rev_pattern(), "archived rollout date": candidates._rollout_date(),
+        "head cwd": heads._partial_patterns()[0], "head session_meta": heads._partial_patterns()[1]}
+print(json.dumps({"code": code, "outcome": json.loads(answer.getvalue())["outcome"],
+                  "compiled": sorted(name for name, pattern in lazy.items() if pattern.pattern in compiled)}))
+"""
+
+
+def test_query_compiles_no_expression_of_another_path(cold_query: ColdQuery) -> None:
+    """A request without a revision, over a home without archived rollouts and with every transcript indexed,
+    compiles neither the revision pattern, the archived-rollout date nor the head readers (issue 13: compiled
+    lazily where one path uses them). A module-level ``re.compile`` of any of them fails this test."""
+    proc = subprocess.run([sys.executable, "-c", _LAZY_PATTERNS_CHECK, *cold_query.argv, "--request", "-"],
+                          input=cold_query.request, capture_output=True, env=cold_query.env, cwd=REPO, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == {"code": 0, "outcome": "ok", "compiled": []}
 
 
 def test_query_imports_none_of_the_other_commands_modules(query_imports: list[str]) -> None:

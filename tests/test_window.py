@@ -100,7 +100,7 @@ def test_each_revision_guard_holds_alone(git_repo: Path, tmp_path: Path, monkeyp
     from obelisk_session_evidence.admission import window
 
     out = tmp_path / "pwned"
-    monkeypatch.setattr(window, "_REV", re.compile(r"^.*$", re.S))  # the pattern check alone gone
+    monkeypatch.setattr(window, "_rev_pattern", lambda: re.compile(r"^.*$", re.S))  # the pattern check alone gone
     assert commit_time(str(git_repo), "--format=1234") is None
     assert commit_time(str(git_repo), f"--output={out}") is None
     assert not out.exists()

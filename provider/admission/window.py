@@ -7,6 +7,7 @@ output or errors is ever echoed.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
@@ -14,8 +15,13 @@ import time
 from .admit import AdmittedRequest
 from .config import ProviderConfig
 
-_REV = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@^~{}-]{0,199}$")
 _GIT_TIMEOUT_S = 1.0
+
+
+@functools.cache
+def _rev_pattern() -> re.Pattern[str]:
+    """The revision strings passed to git (compiled on first use: only a request with a revision needs it)."""
+    return re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@^~{}-]{0,199}$")
 
 
 def _iso(epoch_s: float) -> str:
@@ -33,7 +39,7 @@ def _iso(epoch_s: float) -> str:
 
 def commit_time(root: str, revision: str) -> float | None:
     """Committer time of ``revision`` in the repository at ``root``, or None when it cannot be resolved."""
-    if not _REV.match(revision) or ".." in revision:
+    if not _rev_pattern().match(revision) or ".." in revision:
         return None
     import subprocess  # only a request with a revision runs git (cold start)
 

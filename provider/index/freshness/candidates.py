@@ -22,6 +22,7 @@ Kimi and Pi
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -38,7 +39,6 @@ from .walk import WALKERS, is_file, is_subdir, scan, walk_claude_project, walk_j
 CLAUDE_SLUG_CUT: Final = 200
 #: Days before ``__last_build__`` whose Codex day directories are still walked (local dates vs UTC).
 CODEX_SLACK_DAYS: Final = 2
-_ROLLOUT_DATE: Final = re.compile(r"rollout-(\d{4})-(\d{2})-(\d{2})")
 
 Day = tuple[int, ...]
 Probe = Callable[[str], bool]
@@ -155,9 +155,15 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str],
     yield from walk(top, ())
 
 
+@functools.cache
+def _rollout_date() -> re.Pattern[str]:
+    """The date in an archived rollout's name (compiled on first use: only a home with archived rows needs it)."""
+    return re.compile(r"rollout-(\d{4})-(\d{2})-(\d{2})")
+
+
 def _archived(ctx: Ctx, top: str, cutoff: Day | None, known: Collection[str]) -> Iterator[Unit]:
     for unit in walk_jsonl_tree(ctx, top, "codex"):
-        match = _ROLLOUT_DATE.match(os.path.basename(unit.path))
+        match = _rollout_date().match(os.path.basename(unit.path))
         if cutoff is None or match is None or unit.path in known or \
                 tuple(int(g) for g in match.groups()) >= cutoff:
             yield unit
