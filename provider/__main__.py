@@ -1,5 +1,5 @@
 """``python -m obelisk_session_evidence`` is the same as the ``obelisk-session-evidence`` console script."""
 
-from .cli import main
+from .cli import run
 
-raise SystemExit(main())
+raise SystemExit(run())

