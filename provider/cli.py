@@ -475,9 +475,9 @@ def run() -> int:
     interpreter's final collection at exit, cost it about 7 ms of a 93 ms cold request (the installed wheel on
     ``tools/bench``'s 100k index, small scope, common term, medians of 21) and free nothing the process still
     needs. Peak RSS stays as it was (33.5 and 33.6 MB at 1M messages, large scope, common term): reference
-    counting frees nearly everything as before. ``gc.freeze``
-    keeps the final collection from walking what is left; it skips no ``atexit`` handler and no flush, and a
-    ``query`` writes no file. Callers of :func:`main` in process keep the collector as it was."""
+    counting frees nearly everything as before. ``gc.freeze`` keeps the final collection from walking what is
+    left; it skips no ``atexit`` handler and no flush, and a ``query`` writes no file. Callers of :func:`main` in
+    process keep the collector as it was."""
     import gc
 
     argv = sys.argv[1:]

@@ -82,6 +82,14 @@ def query_imports(cold_query: ColdQuery) -> list[str]:
     return imported_modules(proc.stderr.decode("utf-8", "replace"))
 
 
+def _fresh_interpreter(code: str, argv: list[str], cold_query: ColdQuery) -> str:
+    """What ``code`` prints, run by a new interpreter with ``argv`` as its arguments and the request on stdin."""
+    proc = subprocess.run([sys.executable, "-c", code, *argv], input=cold_query.request, capture_output=True,
+                          env=cold_query.env, cwd=REPO, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.decode()
+
+
 #: Run in a fresh interpreter: one ``query`` in process, then the expressions only other requests need, checked
 #: against the ``re`` module's cache of every pattern compiled so far (``re.compile`` fills it).
 _LAZY_PATTERNS_CHECK = """
@@ -103,11 +111,8 @@ def test_query_compiles_no_expression_of_another_path(cold_query: ColdQuery) -> 
     """A request without a revision, over a home without archived rollouts and with every transcript indexed,
     compiles neither the revision pattern, the archived-rollout date nor the head readers (issue 13: compiled
     lazily where one path uses them). A module-level ``re.compile`` of any of them fails this test."""
-    proc = subprocess.run([sys.executable, "-c", _LAZY_PATTERNS_CHECK, *cold_query.argv, "--request", "-"],
-                          input=cold_query.request, capture_output=True, env=cold_query.env, cwd=REPO, timeout=120,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(proc.stdout) == {"code": 0, "outcome": "ok", "compiled": []}
+    report = _fresh_interpreter(_LAZY_PATTERNS_CHECK, [*cold_query.argv, "--request", "-"], cold_query)
+    assert json.loads(report) == {"code": 0, "outcome": "ok", "compiled": []}
 
 
 def test_query_imports_none_of_the_other_commands_modules(query_imports: list[str]) -> None:
@@ -149,10 +154,7 @@ print(json.dumps({"code": code, "enabled": gc.isenabled(), "frozen": gc.get_free
 
 
 def _collector_after(argv: list[str], cold_query: ColdQuery) -> dict[str, object]:
-    proc = subprocess.run([sys.executable, "-c", _COLLECTOR_CHECK, *argv], input=cold_query.request,
-                          capture_output=True, env=cold_query.env, cwd=REPO, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return dict(json.loads(proc.stdout))
+    return dict(json.loads(_fresh_interpreter(_COLLECTOR_CHECK, argv, cold_query)))
 
 
 def test_one_shot_query_process_runs_no_cyclic_collection(cold_query: ColdQuery) -> None:
@@ -165,9 +167,7 @@ def test_one_shot_query_process_runs_no_cyclic_collection(cold_query: ColdQuery)
     code = ("import contextlib, gc, io, sys\nfrom obelisk_session_evidence import cli\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n    cli.main(sys.argv[1:])\n"
             "print(gc.isenabled(), gc.get_freeze_count() > 0)")
-    proc = subprocess.run([sys.executable, "-c", code, *cold_query.argv], input=cold_query.request,
-                          capture_output=True, env=cold_query.env, cwd=REPO, timeout=120, check=True)
-    assert proc.stdout.decode().split() == ["True", "False"]
+    assert _fresh_interpreter(code, cold_query.argv, cold_query).split() == ["True", "False"]
 
 
 def test_console_script_and_module_share_the_entry_point() -> None:
