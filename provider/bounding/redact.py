@@ -204,15 +204,32 @@ def _accept_mixed_token(value: str, _m: re.Match[str]) -> bool:
     return digit and (lower or upper)
 
 
+@functools.cache
+def _path_part() -> re.Pattern[str]:
+    """The shape of a path component in the base64 alphabet: digits (``2026``), capitals (``LICENSES``) or
+    words (``lib``, ``Header``, ``MyProject2``). Compiled on first use."""
+    return re.compile(r"[0-9]+|[A-Z]+|(?:[A-Z]?[a-z]+[0-9]*)+")
+
+
+def _is_path_token(token: str) -> bool:
+    """Whether a base64-alphabet token is a path ("/home/me/src/...", "src/app/lib/..."), not key bytes: it
+    starts with "/", or it has more than four slashes, none doubled, between parts shaped like path
+    components. Key bytes can hold a run of slashes ("...000/////") or many slashes between random parts
+    ("...0/0/0/0/0/", "Fk3q/9ZxL/..."), a path does neither."""
+    if token.startswith("/"):
+        return True
+    if token.count("/") <= 4 or "//" in token:
+        return False
+    part = _path_part().fullmatch
+    return all(part(name) for name in token.split("/") if name)
+
+
 def _accept_key_material(value: str, _m: re.Match[str]) -> bool:
     """Base64 key material without its BEGIN line (a read window cut it off): two or more key-length lines
-    with upper case and digits (hex digests, all lower case, never qualify), 96+ characters in all."""
+    with upper case and digits (hex digests, all lower case, never qualify), 96+ characters in all, none of
+    them a path (``_is_path_token``)."""
     _lower, upper, digit, _other = _char_classes(value)
-    tokens = value.replace("\\n", " ").split()
-    # A path ("/home/me/src/...", "src/app/lib/...") is base64-alphabet too: a token that starts with "/", or
-    # that has more than four slashes between non-empty parts, is not key material. Key bytes can hold a run
-    # of slashes ("...000/////"), a path never does.
-    if any(token.startswith("/") or (token.count("/") > 4 and "//" not in token) for token in tokens):
+    if any(_is_path_token(token) for token in value.replace("\\n", " ").split()):
         return False
     return upper and digit and sum(ch.isalnum() for ch in value) >= 96
 
