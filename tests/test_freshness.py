@@ -32,7 +32,7 @@ from obelisk_session_evidence.index.cursors import (
 from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness
 from obelisk_session_evidence.index.freshness.context import Ctx, Unit
 from obelisk_session_evidence.index.freshness.rows import Row as FreshRow
-from obelisk_session_evidence.index.freshness.scope import norm_path, parent_dir
+from obelisk_session_evidence.index.freshness.scope import norm_path
 from obelisk_session_evidence.index.freshness.units import _judge_file, judge_unit
 
 Row = tuple[str, float | None, int | None, str | None]
@@ -215,15 +215,6 @@ def test_norm_path_shortcut_for_normal_paths(text: str) -> None:
     """``norm_path`` returns an already normal absolute path as it is: the same as normalising it."""
     expected = None if "\x00" in text or not os.path.isabs(text) else os.path.normpath(text)
     assert norm_path(text) == expected
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.text(alphabet="/.ab\x00", max_size=14))
-def test_parent_dir_is_dirname_of_a_normal_path(text: str) -> None:
-    """``parent_dir`` of a path ``norm_path`` returned is ``os.path.dirname`` of it (``/`` for ``/`` and ``/a``)."""
-    path = norm_path(text)
-    if path is not None:
-        assert parent_dir(path) == os.path.dirname(path)
 
 
 # ============================================================================ synthetic fixtures

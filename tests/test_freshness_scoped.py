@@ -37,23 +37,30 @@ from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, co
 
 
 _OPENS: list[str] = []
+_LISTED: list[str] = []
 _COUNTING = {"on": False}
 
 
 def _audit(event: str, args: tuple[object, ...]) -> None:
-    if _COUNTING["on"] and event == "open" and isinstance(args[0], str) and args[0].endswith((".jsonl", ".json")):
+    if not _COUNTING["on"]:
+        return
+    if event == "open" and isinstance(args[0], str) and args[0].endswith((".jsonl", ".json")):
         _OPENS.append(args[0])
+    elif event == "os.scandir":
+        _LISTED.append(os.fsdecode(args[0]) if isinstance(args[0], str | bytes) else repr(args[0]))
 
 
 sys.addaudithook(_audit)
 
 
 class Counted:
-    """A real ``os.stat`` that counts its calls, and the transcript files opened meanwhile."""
+    """A real ``os.stat`` that counts its calls, and the transcript files opened and the directories listed
+    meanwhile (audit events)."""
 
     def __init__(self) -> None:
         self.stats = 0
         self.opens = 0
+        self.listed: list[str] = []
 
     def stat(self, path: str) -> os.stat_result:
         self.stats += 1
@@ -61,12 +68,18 @@ class Counted:
 
     def __enter__(self) -> Counted:
         _OPENS.clear()
+        _LISTED.clear()
         _COUNTING["on"] = True
         return self
 
     def __exit__(self, *_: object) -> None:
         _COUNTING["on"] = False
         self.opens = len(_OPENS)
+        self.listed = sorted(_LISTED)
+
+    def listed_under(self, top: Path) -> list[str]:
+        """The directories listed at or below ``top`` (not the package's own, e.g. its SQL templates)."""
+        return [d for d in self.listed if d == str(top) or d.startswith(str(top) + os.sep)]
 
 
 # ---------------------------------------------------------------------------------- a real index
@@ -190,8 +203,13 @@ def test_cost_follows_the_scope(tmp_path: Path) -> None:
     assert walked.units_in_scope == mine.units_in_scope == 10
     assert all_files.opens >= 400  # the full walk reads every head
     assert counted.opens == 0  # every in-scope file is attributed by the index: no head read
-    # one stat per in-scope file, plus the root and home checks
-    assert counted.stats <= 10 + 4, counted.stats
+    # one stat per in-scope file, the Codex year, month and day directories on the way to them, root and home
+    assert counted.stats <= 10 + 3 + 2, counted.stats
+    # listed: the Claude projects directory and the scope's project, the top of the Codex sessions; none of the
+    # Codex date directories (before the last build and unchanged since) and no other project
+    claude = h.home / ".claude" / "projects"
+    assert counted.listed_under(h.home) == sorted([str(claude), str(claude / claude_slug(root[0])),
+                                                 str(h.home / ".codex" / "sessions")]), counted.listed
 
 
 def test_scoped_verdicts_follow_changes_like_the_full_walk(tmp_path: Path) -> None:
@@ -242,7 +260,9 @@ def test_old_unchanged_codex_day_directory_is_not_listed_but_its_scope_files_are
     assert mine.verdict == "stale" and mine.stale_units == (str(grown),)
     assert counted.opens == 0
     in_scope_codex = sum(1 for s in h.sessions if s[2] == str(repo) and s[1] == "codex")
-    assert counted.stats <= in_scope_codex + 1 + 3  # the scope's files, the day directory, root and home
+    # the scope's files, the year, month and day directories, root and home
+    assert counted.stats <= in_scope_codex + 3 + 3
+    assert counted.listed_under(h.home) == [str(h.home / ".codex" / "sessions")]  # no date directory listed
 
 
 def test_deleted_in_scope_transcript_is_missing_on_disk(tmp_path: Path) -> None:
@@ -276,10 +296,13 @@ def test_codex_old_day_directories_without_scope_files_are_not_listed(tmp_path: 
     assert report.unindexed_units == (str(recent),)
 
 
-def test_codex_entries_beside_old_held_day_directories_are_still_listed(tmp_path: Path) -> None:
+def test_codex_entries_beside_old_held_day_directories_are_listed_when_added_since_the_build(
+        tmp_path: Path) -> None:
     """In a month directory before the cutoff that holds the scope's day directory, date-named entries holding
-    no known file are passed over without a look, but a loose rollout and a directory that is not a date are
-    still listed (walked whole) as before: unindexed in-scope rollouts there make the scope incomplete."""
+    no known file are passed over without a look; a loose rollout and a directory that is not a date, added
+    since the last build (the month's mtime is later), are listed (walked whole): unindexed in-scope rollouts
+    there make the scope incomplete. Unchanged since the build, the month is not listed (the documented
+    limit: what was there at the build, the build saw), and neither are its entries."""
     h = Home(tmp_path, n_projects=2, per_project=2)
     repo = h.repos[0]
     month = _day_dir(h.home, (2026, 1, 2)).parent  # holds the scope's Codex session (codex_session's day)
@@ -292,9 +315,24 @@ def test_codex_entries_beside_old_held_day_directories_are_still_listed(tmp_path
     for path in (loose, nested, other_day, other_month, dated_file):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(meta)
-    report = scoped(h.db(), roots=[str(repo)], sources=["codex"], homes=[h.home])
+    db = h.db()
+    before_build = int((NOW_MS - 120_000) * 1e6)
+    for directory in (month.parent, month):
+        os.utime(directory, ns=(before_build, before_build))
+    with Counted() as counted:
+        unchanged = scoped(db, roots=[str(repo)], sources=["codex"], homes=[h.home], stat=counted.stat)
+    assert unchanged.unindexed_units == ()
+    assert unchanged.verdict == "fresh"
+    assert counted.listed_under(h.home) == [str(h.home / ".codex" / "sessions")]
+    after_build = int(NOW_MS * 1e6)
+    os.utime(month, ns=(after_build, after_build))  # an entry added or removed after the build
+    with Counted() as counted:
+        report = scoped(db, roots=[str(repo)], sources=["codex"], homes=[h.home], stat=counted.stat)
     assert report.unindexed_units == tuple(sorted((str(loose), str(nested))))
     assert report.verdict == "incomplete"
+    sessions = h.home / ".codex" / "sessions"
+    assert counted.listed_under(h.home) == sorted(str(d) for d in (
+        sessions, month, month / "misc", month / "misc" / "deeper"))  # not the year, not 05, not 12
 
 
 def test_skip_bound_is_the_date_comparison() -> None:

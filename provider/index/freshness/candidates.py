@@ -10,10 +10,12 @@ Claude
     directory; sometimes walking a sibling such as ``/a/b-c`` for root ``/a/b`` (its heads then decide).
 Codex
     ``sessions/YYYY/MM/DD/``: the day directories from two days before the ``__last_build__`` marker on
-    (directory names are local dates, the marker is UTC), and the day directories that hold a transcript
-    of a session in scope, unless such an older directory's mtime says no entry was added or removed since
-    the last build (Codex names a new rollout after the day it starts: new files land in new days). Without
-    the marker, or for a name that is not a date, everything is walked.
+    (directory names are local dates, the marker is UTC), and the date directories (year, month, day) on the
+    way to a transcript of a session in scope. Such an older directory is listed only when its mtime says an
+    entry was added or removed since the last build (Codex names a new rollout after the day it starts: new
+    files land in new days); unchanged, a year or month is not listed but visited by name (one stat of each
+    directory on the way), and a day's files in scope are judged where the index says they are. Without the
+    marker, or for a name that is not a date, everything is walked.
     ``archived_sessions/`` only when the index holds a row under it (as ``walk``), and there only the files
     of sessions in scope and the files whose name date is on or after that cutoff.
 Kimi and Pi
@@ -26,12 +28,12 @@ import functools
 import math
 import os
 import re
+import stat as stat_mod
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Final
 
 from .context import Ctx, Unit
-from .scope import parent_dir
 from .tally import claude_slug
 from .walk import WALKERS, is_file, is_subdir, scan, walk_claude_project, walk_jsonl_tree
 
@@ -90,12 +92,9 @@ def _date_number(name: str) -> int | None:
     return int(name) if name.isdigit() and len(name) <= 4 else None
 
 
-def _unchanged_since(ctx: Ctx, path: str, last_build_ms: float | None) -> bool:
-    """Whether the directory's entries are as they were at the last build (its mtime is not later)."""
-    if last_build_ms is None:
-        return False
+def _is_dir(ctx: Ctx, path: str) -> bool:
     try:
-        return ctx.stat(path).st_mtime_ns / 1e6 <= last_build_ms
+        return stat_mod.S_ISDIR(ctx.stat(path).st_mode)
     except (OSError, ValueError):
         return False
 
@@ -111,48 +110,76 @@ def _skip_below(day: Day, cutoff: Day | None) -> float:
     return cutoff[len(day)] if day == head else -math.inf
 
 
-def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, holding: set[str],
-                    last_build_ms: float | None) -> Iterator[Unit]:
-    """Day directories at or after ``cutoff`` or holding a known file; anything not date-shaped whole. A day
-    directory before the cutoff whose entries did not change since the last build (its mtime) is not listed:
-    its files of sessions in scope are judged where the index says they are (``scoped``)."""
+#: The directories on the way to the known files below a top directory: each name's own such entries.
+Trie = dict[str, "Trie"]
 
-    held: set[str] = set()  # the holding directories and every directory above them
-    for holder in holding:
-        above = holder
-        while above not in held and len(above) > len(top):
-            held.add(above)
-            above = parent_dir(above)
 
-    def wanted(path: str, day: Day) -> bool:
-        if cutoff is None or day >= cutoff[:len(day)]:
-            return True
-        if path not in held:
-            return False
-        return len(day) < 3 or not _unchanged_since(ctx, path, last_build_ms)
+def _trie(files: Iterable[str], top: str) -> Trie:
+    """The directories holding ``files`` below ``top`` and every directory between, as nested names."""
+    trie: Trie = {}
+    prefix = top + os.sep
+    for path in files:
+        if path.startswith(prefix):
+            node = trie
+            for name in path[len(prefix):].split(os.sep)[:-1]:
+                node = node.setdefault(name, {})
+    return trie
 
-    def walk(path: str, day: Day) -> Iterator[Unit]:
-        # A date-named entry before the cutoff (``(*day, number) < cutoff``) that holds no known file is
-        # passed over at once: file or directory, nothing of it is yielded (``wanted`` is false, no stat).
+
+def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, known: Iterable[str],
+                    last_build_ms: float | None) -> list[Unit]:
+    """Day directories at or after ``cutoff`` or holding a known file; anything not date-shaped whole. A date
+    directory (year, month or day) before the cutoff whose entries did not change since the last build (its
+    mtime) is not listed: only its entries on the way to a known file are visited (by name, one stat each), and
+    the files of sessions in scope in such a day directory are judged where the index says they are
+    (``scoped``). A list, not a generator: most of these directories add nothing, and a generator per
+    directory cost more than the directory's stat."""
+    units: list[Unit] = []
+
+    def old(path: str, day: Day, held: Trie) -> None:
+        """A date directory before the cutoff on the way to known files (``held``: the names on that way):
+        visited by name when unchanged since the last build, else listed. A directory no longer there (or no
+        directory) adds nothing: the known files below it are judged where the index says they are."""
+        try:
+            st = ctx.stat(path)
+        except (OSError, ValueError):
+            return
+        if not stat_mod.S_ISDIR(st.st_mode):
+            return
+        if last_build_ms is None or st.st_mtime_ns / 1e6 > last_build_ms:
+            walk(path, day, held)  # an entry was added or removed since the last build
+        elif len(day) < 3:  # (an unchanged day directory adds nothing: its files in scope are judged as known)
+            for name in sorted(held):
+                number = _date_number(name)
+                child = path + os.sep + name
+                if number is not None:
+                    old(child, (*day, number), held[name])  # before the cutoff as its parent is
+                elif _is_dir(ctx, child):
+                    units.extend(walk_jsonl_tree(ctx, child, "codex"))  # not a date level: walked whole
+
+    def walk(path: str, day: Day, held: Trie) -> None:
+        # A date-named entry before the cutoff (``(*day, number) < cutoff``) on the way to no known file is
+        # passed over at once: file or directory, nothing of it is added (no stat).
         # A date-named entry's name is digits only: never a ``.jsonl`` file, so only a directory of it counts.
         below = _skip_below(day, cutoff)
-        entries = scan(ctx, path)
-        if below == math.inf:  # every date-named entry is before the cutoff: only the held ones can yield
-            entries = [e for e in entries if e.path in held or not (e.name.isdigit() and len(e.name) <= 4)]
-        for entry in entries:
+        for entry in scan(ctx, path):
             number = _date_number(entry.name)
             if number is None:
                 if is_file(entry, ".jsonl"):
-                    yield Unit(entry.path, "codex", "jsonl")
+                    units.append(Unit(entry.path, "codex", "jsonl"))
                 elif is_subdir(entry):
-                    yield from walk_jsonl_tree(ctx, entry.path, "codex")  # not a date level: walked whole
-            elif (number >= below or entry.path in held) and is_subdir(entry):
-                if len(day) == 3:
-                    yield from walk_jsonl_tree(ctx, entry.path, "codex")  # below the day level: walked whole
-                elif wanted(entry.path, (*day, number)):
-                    yield from walk(entry.path, (*day, number))
+                    units.extend(walk_jsonl_tree(ctx, entry.path, "codex"))  # not a date level: walked whole
+            elif len(day) == 3:
+                if is_subdir(entry):
+                    units.extend(walk_jsonl_tree(ctx, entry.path, "codex"))  # below the day level: walked whole
+            elif number >= below:
+                if is_subdir(entry):
+                    walk(entry.path, (*day, number), held.get(entry.name, {}))  # at or after the cutoff: listed
+            elif entry.name in held and is_subdir(entry):
+                old(entry.path, (*day, number), held[entry.name])
 
-    yield from walk(top, ())
+    walk(top, (), _trie(known, top))
+    return units
 
 
 @functools.cache
@@ -172,8 +199,7 @@ def _archived(ctx: Ctx, top: str, cutoff: Day | None, known: Collection[str]) ->
 def codex_units(ctx: Ctx, home: str, known: Collection[str], *, cutoff: Day | None,
                 has_rows_under: Probe, last_build_ms: float | None) -> Iterator[Unit]:
     codex = os.path.join(home, ".codex")
-    holding = {parent_dir(p) for p in known}
-    yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, holding, last_build_ms)
+    yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, known, last_build_ms)
     archived = os.path.join(codex, "archived_sessions")
     if has_rows_under(archived + os.sep):
         yield from _archived(ctx, archived, cutoff, known)

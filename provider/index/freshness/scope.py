@@ -41,16 +41,6 @@ def _already_normal(text: str) -> bool:
             and not text.endswith(_NOT_NORMAL_ENDS))
 
 
-def parent_dir(path: str) -> str:
-    """``os.path.dirname`` of a path ``norm_path`` returned (absolute, normal): on POSIX the text before its
-    last ``/`` (``/`` for a top-level path), without dirname's separator handling, which such a path needs only
-    when it starts with the two slashes ``normpath`` keeps (``//a``: dirname's ``//``)."""
-    if not _POSIX or path.startswith("//"):
-        return os.path.dirname(path)
-    cut = path.rfind("/")
-    return path[:cut] if cut > 0 else "/"
-
-
 def _is_dir(ctx: Ctx, path: str) -> bool:
     try:
         return stat_mod.S_ISDIR(ctx.stat(path).st_mode)

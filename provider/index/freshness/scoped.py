@@ -13,7 +13,7 @@ for given paths only (primary-key lookups in the same snapshot). Then:
   scope: it cannot change the verdict, so its head is not read and it is not counted;
 * a file the index does not know, or whose cursor no longer matches, is attributed by its head as in
   ``assess_freshness`` (unindexed or stale when in scope);
-* a file of a session in scope that no listed directory held (an older Codex day directory unchanged since
+* a file of a session in scope that no listed directory held (an older Codex date directory unchanged since
   the last build is not listed) is judged where the index says it is; when it is gone it counts as missing
   on disk.
 
@@ -21,8 +21,9 @@ So stats and reads stay O(files in scope + files in walked directories). The ver
 ``verdict.decide_verdict``. Differences from the full walk: ``units_in_scope`` leaves out indexed, unchanged
 files of sessions outside the scope set that heads would place in scope (e.g. a Codex child thread, a session
 older than the recency window); an indexed Codex child thread that grew, a session outside the recency window
-resumed into an old Codex day directory, and a new rollout in an old day directory holding no session in
-scope are not seen until a build indexes them.
+resumed into an old Codex day directory, a new rollout in an old day directory holding no session in scope,
+and a file the index does not hold in an old year, month or day directory unchanged since the last build
+(it was there when the build ran) are not seen until a build indexes them.
 """
 
 from __future__ import annotations
