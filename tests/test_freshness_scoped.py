@@ -335,6 +335,30 @@ def test_codex_entries_beside_old_held_day_directories_are_listed_when_added_sin
         sessions, month, month / "misc", month / "misc" / "deeper"))  # not the year, not 05, not 12
 
 
+def test_codex_directory_that_is_not_a_date_below_an_unchanged_month_is_walked_whole(tmp_path: Path) -> None:
+    """A rollout of a session in scope under a directory that is not a date (``2026/01/misc/``): the month,
+    unchanged since the build, is not listed, but that directory on the way to the known file is walked whole,
+    so an unindexed in-scope rollout added beside the known one is found."""
+    h = Home(tmp_path, n_projects=2, per_project=2)
+    repo = h.repos[0]
+    month = _day_dir(h.home, (2026, 1, 2)).parent
+    meta = {"type": "session_meta", "payload": {"id": "m", "cwd": str(repo)}}
+    known = month / "misc" / "rollout-2026-01-03T00-00-00-known.jsonl"
+    known.parent.mkdir()
+    known.write_text(json.dumps(meta) + "\n")
+    h.add(known, "codex", repo, "codex:misc-known")
+    added = known.parent / "rollout-2026-01-04T00-00-00-added.jsonl"
+    added.write_text(json.dumps(meta) + "\n")
+    before_build = int((NOW_MS - 120_000) * 1e6)
+    for directory in (month.parent, month):
+        os.utime(directory, ns=(before_build, before_build))
+    with Counted() as counted:
+        report = scoped(h.db(), roots=[str(repo)], sources=["codex"], homes=[h.home], stat=counted.stat)
+    assert report.unindexed_units == (str(added),)
+    assert report.verdict == "incomplete"
+    assert counted.listed_under(h.home) == sorted([str(h.home / ".codex" / "sessions"), str(known.parent)])
+
+
 def test_skip_bound_is_the_date_comparison() -> None:
     """``_skip_below`` is ``(*day, n) < cutoff`` for every date level, as ``wanted`` compares."""
     cutoff = (2026, 3, 15)
