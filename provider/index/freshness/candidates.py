@@ -34,6 +34,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Final
 
 from .context import Ctx, Unit
+from .scope import is_dir
 from .tally import claude_slug
 from .walk import WALKERS, is_file, is_subdir, scan, walk_claude_project, walk_jsonl_tree
 
@@ -92,13 +93,6 @@ def _date_number(name: str) -> int | None:
     return int(name) if name.isdigit() and len(name) <= 4 else None
 
 
-def _is_dir(ctx: Ctx, path: str) -> bool:
-    try:
-        return stat_mod.S_ISDIR(ctx.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
 def _skip_below(day: Day, cutoff: Day | None) -> float:
     """The numbers ``n`` for which ``(*day, n)`` is before ``cutoff`` are those below this bound (a date level
     of ``day``'s depth; none below 3 levels or without a cutoff)."""
@@ -154,7 +148,7 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, known: Iterable[str]
                 child = path + os.sep + name
                 if number is not None:
                     old(child, (*day, number), held[name])  # before the cutoff as its parent is
-                elif _is_dir(ctx, child):
+                elif is_dir(ctx, child):
                     units.extend(walk_jsonl_tree(ctx, child, "codex"))  # not a date level: walked whole
 
     def walk(path: str, day: Day, held: Trie) -> None:

@@ -41,7 +41,8 @@ def _already_normal(text: str) -> bool:
             and not text.endswith(_NOT_NORMAL_ENDS))
 
 
-def _is_dir(ctx: Ctx, path: str) -> bool:
+def is_dir(ctx: Ctx, path: str) -> bool:
+    """Whether ``path`` is a directory under the assessment's stat (following links); never raises."""
     try:
         return stat_mod.S_ISDIR(ctx.stat(path).st_mode)
     except (OSError, ValueError):
@@ -85,7 +86,7 @@ def readable_homes(ctx: Ctx, homes: object) -> list[str]:
     readable: list[str] = []
     for raw in homes if isinstance(homes, Sequence) and not isinstance(homes, str) else ():
         home = norm_path(raw)
-        if home is not None and _is_dir(ctx, home):
+        if home is not None and is_dir(ctx, home):
             readable.append(home)
         else:
             ctx.reasons.add("unreadable_home")
