@@ -36,7 +36,7 @@ from typing import Final
 from .context import Ctx, Unit
 from .scope import is_dir
 from .tally import claude_slug
-from .walk import WALKERS, is_file, is_subdir, scan, walk_claude_project, walk_jsonl_tree
+from .walk import WALKERS, is_file, is_subdir, list_claude_project, scan, walk_jsonl_tree
 
 #: Claude Code cuts longer project directory names and appends a hash.
 CLAUDE_SLUG_CUT: Final = 200
@@ -61,20 +61,19 @@ def first_components(paths: Collection[str], top: str) -> set[str]:
     return {path[start:].partition(os.sep)[0] for path in paths if path.startswith(prefix)}
 
 
-def claude_units(ctx: Ctx, home: str, known: Collection[str]) -> list[Unit]:
+def claude_units(ctx: Ctx, home: str, known: Collection[str], mains: list[str], units: list[Unit]) -> None:
+    """The project directories that can hold the scope's sessions, listed (``walk.list_claude_project``)."""
     projects = os.path.join(home, ".claude", "projects")
     slugs = {claude_slug(root) for root in ctx.roots}
     # Every name ``slug_can_hold`` accepts starts with a slug cut to CLAUDE_SLUG_CUT (a prefix of the slug
     # itself): one C-level test passes over the other projects' directories.
     cuts = tuple({s[:CLAUDE_SLUG_CUT] for s in slugs})
     holding = first_components(known, projects)  # the project directories holding a known transcript
-    units: list[Unit] = []
     for project in scan(ctx, projects):
         name = project.name
         if (name in holding or (name.startswith(cuts) and any(slug_can_hold(name, s) for s in slugs))) \
                 and is_subdir(project):
-            units.extend(walk_claude_project(ctx, project.path))
-    return units
+            list_claude_project(ctx, project.path, mains, units)
 
 
 def cutoff_day(last_build_ms: float | None) -> Day | None:
@@ -112,10 +111,12 @@ def _trie(files: Iterable[str], top: str) -> Trie:
     """The directories holding ``files`` below ``top`` and every directory between, as nested names."""
     trie: Trie = {}
     prefix = top + os.sep
+    start = len(prefix)
     for path in files:
-        if path.startswith(prefix):
+        end = path.rfind(os.sep)
+        if end >= start and path.startswith(prefix):  # a file below a directory of ``top``
             node = trie
-            for name in path[len(prefix):].split(os.sep)[:-1]:
+            for name in path[start:end].split(os.sep):
                 node = node.setdefault(name, {})
     return trie
 
@@ -130,26 +131,30 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, known: Iterable[str]
     directory cost more than the directory's stat."""
     units: list[Unit] = []
 
-    def old(path: str, day: Day, held: Trie) -> None:
-        """A date directory before the cutoff on the way to known files (``held``: the names on that way):
-        visited by name when unchanged since the last build, else listed. A directory no longer there (or no
-        directory) adds nothing: the known files below it are judged where the index says they are."""
-        try:
-            st = ctx.stat(path)
-        except (OSError, ValueError):
-            return
-        if not stat_mod.S_ISDIR(st.st_mode):
-            return
-        if last_build_ms is None or st.st_mtime_ns / 1e6 > last_build_ms:
-            walk(path, day, held)  # an entry was added or removed since the last build
-        elif len(day) < 3:  # (an unchanged day directory adds nothing: its files in scope are judged as known)
-            for name in sorted(held):
-                number = _date_number(name)
-                child = path + os.sep + name
-                if number is not None:
-                    old(child, (*day, number), held[name])  # before the cutoff as its parent is
-                elif is_dir(ctx, child):
-                    units.extend(walk_jsonl_tree(ctx, child, "codex"))  # not a date level: walked whole
+    def old(top_path: str, top_day: Day, top_held: Trie) -> None:
+        """A date directory before the cutoff on the way to known files (``held``: the names on that way), and
+        the same below it: visited by name when unchanged since the last build, else listed. A directory no
+        longer there (or no directory) adds nothing: the known files below it are judged where the index says
+        they are. A loop over a stack, not a call per directory: a scope's rollouts can lie in many days."""
+        stat = ctx.stat
+        pending = [(top_path, top_day, top_held)]
+        while pending:
+            path, day, held = pending.pop()
+            try:
+                st = stat(path)
+            except (OSError, ValueError):
+                continue
+            if not stat_mod.S_ISDIR(st.st_mode):
+                continue
+            if last_build_ms is None or st.st_mtime_ns / 1e6 > last_build_ms:
+                walk(path, day, held)  # an entry was added or removed since the last build
+            elif len(day) < 3:  # (an unchanged day directory adds nothing: its files in scope are judged as known)
+                for name, below in held.items():
+                    child = path + os.sep + name
+                    if name.isdigit() and len(name) <= 4:  # a date level (``_date_number`` written out)
+                        pending.append((child, (*day, int(name)), below))  # before the cutoff as its parent is
+                    elif is_dir(ctx, child):
+                        units.extend(walk_jsonl_tree(ctx, child, "codex"))  # not a date level: walked whole
 
     def walk(path: str, day: Day, held: Trie) -> None:
         # A date-named entry before the cutoff (``(*day, number) < cutoff``) on the way to no known file is
@@ -199,13 +204,15 @@ def codex_units(ctx: Ctx, home: str, known: Collection[str], *, cutoff: Day | No
         yield from _archived(ctx, archived, cutoff, known)
 
 
-def candidate_units(ctx: Ctx, home: str, source: str, *, known: Collection[str], last_build_ms: float | None,
-                    has_rows_under: Probe) -> Iterable[Unit]:
-    """The units of ``source`` in ``home`` that can belong to the scope (module docstring); ``known``: the
-    transcript files of the sessions in scope, as ``scope.norm_path`` returned them."""
+def collect_candidates(ctx: Ctx, home: str, source: str, *, known: Collection[str], last_build_ms: float | None,
+                       has_rows_under: Probe, mains: list[str], units: list[Unit]) -> None:
+    """The units of ``source`` in ``home`` that can belong to the scope (module docstring): Claude main
+    transcripts as paths onto ``mains`` (each stands for ``Unit(path, source, "jsonl")``), every other unit onto
+    ``units``. ``known``: the transcript files of the sessions in scope, as ``scope.norm_path`` returned them."""
     if source == "claude":
-        return claude_units(ctx, home, known)
-    if source == "codex":
-        return codex_units(ctx, home, known, cutoff=cutoff_day(last_build_ms), has_rows_under=has_rows_under,
-                           last_build_ms=last_build_ms)
-    return WALKERS[source](ctx, home)
+        claude_units(ctx, home, known, mains, units)
+    elif source == "codex":
+        units.extend(codex_units(ctx, home, known, cutoff=cutoff_day(last_build_ms), has_rows_under=has_rows_under,
+                                 last_build_ms=last_build_ms))
+    else:
+        units.extend(WALKERS[source](ctx, home))

@@ -32,12 +32,12 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from .candidates import Probe, candidate_units
+from .candidates import Probe, collect_candidates
 from .context import Ctx, Unit
 from .markers import read_markers
 from .rows import IndexRow
 from .scope import SUPPORTED_SOURCES, norm_path, prepare_roots, readable_homes, wanted_sources
-from .tally import Tally, assess_unit, judge_in_scope
+from .tally import Tally, assess_unit, judge_files_in_scope, judge_in_scope
 from .units import judge_row
 from .verdict import FreshnessReport, build_report
 
@@ -91,6 +91,7 @@ def assess_scoped_freshness(
     lookup: RowLookup,
     has_rows_under: Probe,
     roots: Sequence[str],
+    real_roots: Sequence[str] | None = None,
     sources: Sequence[str],
     transcript_homes: Sequence[Path],
     now_ms: float,
@@ -100,9 +101,11 @@ def assess_scoped_freshness(
     remember: bool = False,
 ) -> FreshnessReport:
     """Judge the scope's freshness from ``known_files`` ((path, source) of the sessions in scope) and the
-    candidate directories (module docstring). ``remember``: reuse line counts and heads read under the same
-    stat in this process (``memo``; a warm ``serve``). Never raises on malformed rows, cursors or transcripts."""
-    root_list, roots_ok = prepare_roots(roots, stat)
+    candidate directories (module docstring). ``real_roots``: the roots' real paths as already resolved
+    (``paths.Roots.real_paths``; resolved here when None). ``remember``: reuse line counts and heads read under
+    the same stat in this process (``memo``; a warm ``serve``). Never raises on malformed rows, cursors or
+    transcripts."""
+    root_list, roots_ok = prepare_roots(roots, stat, real_roots)
     ctx = Ctx(stat=stat, max_head_bytes=max(1, int(max_head_bytes)), tol=abs(float(mtime_tolerance_ms)),
               roots=root_list, rows={}, remember=remember)
     if not roots_ok:
@@ -116,37 +119,40 @@ def assess_scoped_freshness(
     tally = Tally()
     if root_list:
         known = _known_paths(known_files, supported)
-        units: list[Unit] = []
         mine: dict[str, list[str]] = {source: [] for source in supported}
         for path, source in known.items():
             mine[source].append(path)
+        units: list[Unit] = []
+        listed_files: list[tuple[str, list[str]]] = []  # (source, main transcripts listed): unbuilt units
         for home in homes:
             for source in supported:
-                units.extend(candidate_units(ctx, home, source, known=mine[source],
-                                             last_build_ms=marks.last_build, has_rows_under=has_rows_under))
+                mains: list[str] = []
+                collect_candidates(ctx, home, source, known=mine[source], last_build_ms=marks.last_build,
+                                   has_rows_under=has_rows_under, mains=mains, units=units)
+                if mains:
+                    listed_files.append((source, mains))
         listed = {unit.path for unit in units}
-        unlisted = sorted((p, s) for p, s in known.items() if s in _FILE_SOURCES and p not in listed)
-        strays = [Unit(p, s, "jsonl") for p, s in unlisted]
-        ctx.rows = _load_rows(lookup, [unit.path for unit in units] + [unit.path for unit in strays])
+        for _, mains in listed_files:
+            listed.update(mains)
+        strays = [(p, s) for p, s in known.items() if s in _FILE_SOURCES and p not in listed]
+        paths = [unit.path for unit in units]
+        for _, mains in listed_files:
+            paths.extend(mains)
+        paths.extend(p for p, _ in strays)
+        ctx.rows = _load_rows(lookup, paths)
+        for source, mains in listed_files:
+            judge_files_in_scope(ctx, [path for path in mains if path in known], source, tally)  # (attributed)
+            for path in mains:
+                if path not in known:
+                    _assess(ctx, Unit(path, source, "jsonl"), tally)
         for unit in units:
             if unit.path in known or (unit.parent is not None and unit.parent in known):
                 judge_in_scope(ctx, unit, tally)  # in scope by the index's attribution
             else:
                 _assess(ctx, unit, tally)
-        for unit in strays:
-            _judge_stray(ctx, unit, tally)
+        for source in _FILE_SOURCES:
+            judge_files_in_scope(ctx, [path for path, s in strays if s == source], source, tally,
+                                 gone_is_missing=True)
     judgeable = bool(root_list and supported and homes)
     return build_report(ctx, tally, marks, wanted, now_ms=now_ms, judgeable=judgeable)
 
-
-def _judge_stray(ctx: Ctx, unit: Unit, tally: Tally) -> None:
-    """A file of a session in scope outside every listed directory: judged there (one stat), or missing."""
-    try:
-        st = ctx.stat(unit.path)
-    except FileNotFoundError:
-        tally.missing_on_disk += 1
-        return
-    except (OSError, ValueError):
-        judge_in_scope(ctx, unit, tally)  # judged unreadable
-        return
-    judge_in_scope(ctx, unit, tally, st=st)  # judged under that stat, not statted again

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from .context import Ctx, Outcome, Unit
 from .heads import unit_cwd
 from .rows import lookup_row
 from .scope import under_roots
-from .units import judge_row
+from .units import judge_row, unchanged_signature
 
 
 class Tally:
@@ -72,6 +72,41 @@ def judge_in_scope(ctx: Ctx, unit: Unit, tally: Tally, outcome: Outcome | None =
     else:
         tally.unreadable += 1
         ctx.reasons.add("unreadable_file")
+
+
+def judge_files_in_scope(ctx: Ctx, paths: Iterable[str], source: str, tally: Tally, *,
+                         gone_is_missing: bool = False) -> None:
+    """``judge_in_scope`` of ``Unit(path, source, "jsonl")`` for each of ``paths``, transcript files of a file
+    source (Claude, Codex) attributed to the scope: the same outcomes, but the unit is built only when a file's
+    cursor is not a plain signature naming exactly its stat (``units.unchanged_signature``), so the common case
+    costs a row lookup, a stat and that test. ``gone_is_missing``: the files were not listed (``scoped``'s
+    strays), so each is statted first and a file no longer there is missing on disk, not judged.
+    ``tally.seen`` is not kept (only the full walk's ``count_missing`` reads it)."""
+    rows = ctx.rows
+    stat = ctx.stat
+    plain = ctx.tol >= 1.0  # the whole-millisecond test holds only for a tolerance of at least 1 ms
+    up_to_date = 0
+    for path in paths:
+        row = rows.get(path)
+        if row is None and not gone_is_missing:
+            judge_in_scope(ctx, Unit(path, source, "jsonl"), tally)  # its resolved form's row, or unindexed
+            continue
+        try:
+            st = stat(path)
+        except FileNotFoundError:
+            if gone_is_missing:
+                tally.missing_on_disk += 1
+                continue
+            st = None
+        except (OSError, ValueError):
+            st = None
+        if st is None:
+            judge_in_scope(ctx, Unit(path, source, "jsonl"), tally)  # unreadable (or unindexed)
+        elif row is not None and plain and type(row[3]) is str and unchanged_signature(row[3], st):
+            up_to_date += 1
+        else:
+            judge_in_scope(ctx, Unit(path, source, "jsonl"), tally, st=st)
+    tally.up_to_date += up_to_date
 
 
 @functools.lru_cache(maxsize=4096)

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from ..cursors import (
+    MAX_CURSOR_CHARS,
     CodexV4Cursor,
     Cursor,
     KimiAggregateCursor,
@@ -169,10 +170,45 @@ def judge_unit(ctx: Ctx, unit: Unit, row: Row, st: os.stat_result | None = None)
     return judge_row(ctx, unit, (unit.path, row.mtime, row.lines, row.cursor), st)
 
 
+def unchanged_signature(cursor: str, st: os.stat_result) -> bool:
+    """Whether a five-part signature cursor written in plain decimal names exactly this stat: the size and the
+    inode as the same decimal text, the mtime and the ctime in the same whole millisecond. True only where the
+    signature rule (``_judge_signature_fields`` over ``plain_signature``, with a tolerance of at least 1 ms)
+    says ``up_to_date``; False says nothing (the caller then judges the cursor in full).
+
+    Why the whole millisecond is enough: the field's text ``W.fff`` parses to a float in ``[W, W+1]`` and
+    ``st_mtime_ns / 1e6`` with ``st_mtime_ns // 10**6 == W`` rounds into ``[W, W+1]`` too, so the two differ by
+    at most 1 ms. No float is parsed (two decimal-to-float parses cost more than this whole test)."""
+    if len(cursor) > MAX_CURSOR_CHARS:
+        return False
+    parts = cursor.split(":")
+    if len(parts) != 5:
+        return False
+    mtime, lines, size, ctime, ino = parts
+    if size != str(st.st_size) or ino != str(st.st_ino) or not (lines.isdigit() and cursor.isascii()):
+        return False
+    m_whole, _, m_part = mtime.partition(".")
+    c_whole, _, c_part = ctime.partition(".")
+    return (m_whole == str(st.st_mtime_ns // 1_000_000) and c_whole == str(st.st_ctime_ns // 1_000_000)
+            and m_whole.isdigit() and c_whole.isdigit() and (not m_part or m_part.isdigit())
+            and (not c_part or c_part.isdigit()))
+
+
 def judge_row(ctx: Ctx, unit: Unit, row: UnitRow, st: os.stat_result | None = None) -> Outcome:
-    """``judge_unit`` over a ``UnitRow`` (the row as looked up, no ``Row`` built)."""
+    """``judge_unit`` over a ``UnitRow`` (the row as looked up, no ``Row`` built).
+
+    A file unit is statted first (every cursor shape of a file is judged against its stat; a file that cannot
+    be statted is ``unreadable`` whatever its cursor), then a plain signature cursor naming exactly that stat is
+    up to date without being parsed (``unchanged_signature``)."""
     cursor = row[3]
     if unit.kind != "kimi_dir":
+        if st is None:
+            try:
+                st = ctx.stat(unit.path)
+            except (OSError, ValueError):
+                return "unreadable"
+        if type(cursor) is str and ctx.tol >= 1.0 and unit.source != "kimi" and unchanged_signature(cursor, st):
+            return "up_to_date"
         plain = plain_signature(cursor, unit.source)
         if plain is not None:  # the common case: parse_cursor's SignatureCursor, judged from its fields
             if st is None:

@@ -50,17 +50,30 @@ def _walk_claude_session_dir(ctx: Ctx, session_dir: str, parent: str) -> Iterato
             yield Unit(entry.path, "claude", "workflow_json", parent)
 
 
-def walk_claude_project(ctx: Ctx, project: str) -> list[Unit]:
-    """The units of one Claude project directory: main transcripts, subagents, workflow runs. A list, not a
-    generator: a project directory holds many main transcripts, each then passed on without a resumed frame."""
-    units: list[Unit] = []
+def list_claude_project(ctx: Ctx, project: str, mains: list[str], units: list[Unit]) -> None:
+    """The units of one Claude project directory: its main transcripts' paths onto ``mains`` (each a
+    ``Unit(path, "claude", "jsonl")``, left unbuilt: a project directory holds many, and most are only judged),
+    subagent and workflow-run units onto ``units``."""
     for entry in scan(ctx, project):
-        if is_file(entry, ".jsonl"):
-            units.append(Unit(entry.path, "claude", "jsonl"))
-        elif is_subdir(entry):
-            parent = os.path.join(project, entry.name + ".jsonl")
-            units.extend(_walk_claude_session_dir(ctx, entry.path, parent))
-    return units
+        name = entry.name
+        if name.endswith(".jsonl"):  # is_file(entry, ".jsonl") written out: one call less per transcript
+            try:
+                regular = entry.is_file()
+            except OSError:
+                regular = False
+            if regular:
+                mains.append(entry.path)
+                continue
+        if is_subdir(entry):
+            units.extend(_walk_claude_session_dir(ctx, entry.path, os.path.join(project, name + ".jsonl")))
+
+
+def walk_claude_project(ctx: Ctx, project: str) -> list[Unit]:
+    """The units of one Claude project directory: main transcripts, subagents, workflow runs."""
+    mains: list[str] = []
+    units: list[Unit] = []
+    list_claude_project(ctx, project, mains, units)
+    return [Unit(path, "claude", "jsonl") for path in mains] + units
 
 
 def _walk_claude(ctx: Ctx, home: str) -> Iterator[Unit]:
