@@ -49,8 +49,11 @@ def is_dir(ctx: Ctx, path: str) -> bool:
         return False
 
 
-def prepare_roots(roots: object, stat: Callable[[str], os.stat_result]) -> tuple[tuple[str, ...], bool]:
-    """Normalised roots (plus their resolved forms) and whether every root was a readable directory."""
+def prepare_roots(roots: object, stat: Callable[[str], os.stat_result],
+                  real_paths: Sequence[str] | None = None) -> tuple[tuple[str, ...], bool]:
+    """Normalised roots (plus their resolved forms) and whether every root was a readable directory.
+    ``real_paths``: the roots' real paths as the caller already resolved them (``paths.Roots.real_paths``),
+    used instead of resolving each root again (``os.path.realpath`` looks at every component of a root)."""
     out: list[str] = []
     all_ok = True
     for raw in roots if isinstance(roots, Sequence) and not isinstance(roots, str) else ():
@@ -59,13 +62,18 @@ def prepare_roots(roots: object, stat: Callable[[str], os.stat_result]) -> tuple
             all_ok = False
             continue
         out.append(root)
-        real = os.path.realpath(root)
-        if real != root:
-            out.append(real)
+        if real_paths is None:
+            real = os.path.realpath(root)
+            if real != root:
+                out.append(real)
         try:
             all_ok = all_ok and stat_mod.S_ISDIR(stat(root).st_mode)
         except (OSError, ValueError):
             all_ok = False
+    for raw in real_paths or ():
+        recorded = norm_path(raw)
+        if recorded is not None:
+            out.append(recorded)
     return tuple(dict.fromkeys(out)), all_ok
 
 
