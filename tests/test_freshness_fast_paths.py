@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from obelisk_session_evidence.index.cursors import _parse_general
 from obelisk_session_evidence.index.freshness.candidates import _trie
 from obelisk_session_evidence.index.freshness.context import Ctx, Unit
-from obelisk_session_evidence.index.freshness.scope import prepare_roots
+from obelisk_session_evidence.index.freshness.scope import norm_path, prepare_roots
+from obelisk_session_evidence.index.freshness.scoped import _known_paths
 from obelisk_session_evidence.index.freshness.tally import Tally, judge_files_in_scope, judge_in_scope
 from obelisk_session_evidence.index.freshness.units import _judge_file, unchanged_signature
 
@@ -263,6 +264,19 @@ def _trie_dirs(trie: dict[str, dict[str, object]], prefix: tuple[str, ...] = ())
 def test_trie_holds_exactly_the_directories_on_the_way(parts: list[list[str]], top: str) -> None:
     files = ["/t/" + "/".join(p) for p in parts] + ["/elsewhere/2025/a.jsonl", "/t"]
     assert _trie_dirs(_trie(files, top)) == _reference_dirs(files, top)  # type: ignore[arg-type]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet="/.ab\x00", max_size=9), st.sampled_from(["claude", "codex", "pi"])),
+                max_size=6))
+def test_known_paths_are_normalised_as_one_by_one(files: list[tuple[str, str]]) -> None:
+    """Keeping a path as it is when its directory is normal gives the paths ``norm_path`` gives each file."""
+    expected: dict[str, str] = {}
+    for raw, source in files:
+        path = norm_path(raw)
+        if path is not None and source in ("claude", "codex"):
+            expected[path] = source
+    assert _known_paths(files, ["claude", "codex"]) == expected
 
 
 def test_recorded_real_roots_are_used_without_resolving(tmp_path: Path) -> None:

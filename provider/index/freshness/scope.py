@@ -19,7 +19,7 @@ _NOT_NORMAL_ENDS: Final = ("/", "/.", "/..")
 def norm_path(value: object) -> str | None:
     """An absolute, normalised path string, or None."""
     if type(value) is str:  # the common case: no PathLike to convert
-        if _POSIX and "\x00" not in value and _already_normal(value):
+        if _POSIX and "\x00" not in value and already_normal(value):
             return value
         text = value
     elif not isinstance(value, str | os.PathLike):
@@ -34,7 +34,7 @@ def norm_path(value: object) -> str | None:
     return os.path.normpath(text)
 
 
-def _already_normal(text: str) -> bool:
+def already_normal(text: str) -> bool:
     """Whether ``posixpath.normpath`` returns this text unchanged and it is absolute: one leading slash, no
     empty, ``.`` or ``..`` component, no trailing slash (what the index stores; anything else is normalised)."""
     return (text[:1] == "/" and "//" not in text and "/./" not in text and "/../" not in text

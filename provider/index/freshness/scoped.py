@@ -31,12 +31,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
 from .candidates import Probe, collect_candidates
 from .context import Ctx, Unit
 from .markers import read_markers
 from .rows import IndexRow
-from .scope import SUPPORTED_SOURCES, norm_path, prepare_roots, readable_homes, wanted_sources
+from .scope import SUPPORTED_SOURCES, already_normal, norm_path, prepare_roots, readable_homes, wanted_sources
 from .tally import Tally, assess_unit, judge_files_in_scope, judge_in_scope
 from .units import judge_row
 from .verdict import FreshnessReport, build_report
@@ -45,6 +46,8 @@ RowLookup = Callable[[Sequence[str]], Mapping[str, IndexRow]]
 #: Sources whose ``sessions.jsonl_path`` is the transcript unit itself (Kimi's unit is a directory, Pi is
 #: walked whole): a known file of these is judged even when no walked directory held it.
 _FILE_SOURCES = ("claude", "codex")
+#: Names a normal path never ends in.
+_DOT_NAMES: Final = frozenset({".", ".."})
 
 
 def _load_rows(lookup: RowLookup, paths: Sequence[str]) -> Mapping[str, IndexRow]:
@@ -63,11 +66,26 @@ def _load_rows(lookup: RowLookup, paths: Sequence[str]) -> Mapping[str, IndexRow
 
 
 def _known_paths(known_files: Sequence[tuple[str, str]], supported: Sequence[str]) -> dict[str, str]:
-    """Source by normalised path of the known files of the supported sources (a later duplicate's source wins)."""
+    """Source by normalised path of the known files of the supported sources (a later duplicate's source wins).
+
+    A scope's transcripts share a few directories: a path whose directory is already normal (``norm_path``
+    returns it unchanged) and whose name is neither empty, ``.``, ``..`` nor holds a NUL is already normal too,
+    so each directory is looked at once; any other path is normalised on its own."""
     known: dict[str, str] = {}
+    normal_dirs: dict[str, bool] = {}
     for raw, source in known_files:
+        if source not in supported:
+            continue
+        if type(raw) is str:
+            directory, _, name = raw.rpartition("/")
+            normal = normal_dirs.get(directory)
+            if normal is None:
+                normal = normal_dirs[directory] = "\x00" not in directory and already_normal(directory)
+            if normal and name and name not in _DOT_NAMES and "\x00" not in name:
+                known[raw] = source
+                continue
         path = norm_path(raw)
-        if path is not None and source in supported:
+        if path is not None:
             known[path] = source
     return known
 
