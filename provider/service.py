@@ -333,7 +333,7 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
             has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix)),
             roots=admitted.scope.roots, real_roots=admitted.scope.bound_roots().real_paths,
             sources=admitted.scope.sources,
-            transcript_homes=[Path(h) for h in homes], now_ms=now_ms, stat=bounded_stat, remember=True)
+            transcript_homes=homes, now_ms=now_ms, stat=bounded_stat, remember=True)
     except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}
     detail = report.to_public()

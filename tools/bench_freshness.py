@@ -196,7 +196,7 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
             lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=True),
             has_rows_under=lambda prefix: has_rows_under(snap, prefix),
             roots=[root], real_roots=bound.real_paths, sources=["claude", "codex"],
-            transcript_homes=[Path(h) for h in transcript_homes(snap)], now_ms=now_ms)
+            transcript_homes=transcript_homes(snap), now_ms=now_ms)
         if timing is not None:
             timing.append((time.perf_counter() - started) * 1000)
         return report
@@ -289,7 +289,11 @@ print(json.dumps({"median_ms": statistics.median(timings), "verdict": report.ver
 """
 
 
-def issue13(top: Path, files: int, runs: int, before: str | None = None) -> dict[str, object]:
+#: Runs of each side in one round of the issue-13 comparison.
+BLOCK = 5
+
+
+def issue13(top: Path, files: int, rounds: int, before: str | None = None) -> dict[str, object]:
     """The issue-13 comparison; ``before``: a Python of another install whose freshness is timed beside."""
     import subprocess
 
@@ -304,35 +308,45 @@ def issue13(top: Path, files: int, runs: int, before: str | None = None) -> dict
         return FreshnessReport("fresh", files, files, 0, 0, 0, 0, 0, 0, (), (), None, None, False, (), 0, ())
 
     print(f"\nissue 13: {files} transcripts over 100 repositories, {files // 100} in scope, indexed in SQLite")
-    full = measure_ms("full walk, 1 of 100 repos", min(runs, 5), files,
+    full = measure_ms("full walk, 1 of 100 repos", BLOCK, files,
                       lambda: assess_freshness(rows, roots=roots[:1], sources=["claude", "codex"],
                                                transcript_homes=[home], now_ms=now))
-    # Side by side: each round stats every file, then runs the scoped request and the floor, so a slow spell of
-    # the shared machine weighs on both sides of a ratio alike; the first round only warms up.
+    # Side by side: each round runs five of each (stat every file; the scoped request; the floor) one after the
+    # other, so each side is timed in its own steady state and a slow spell of the shared machine weighs on
+    # both sides of a ratio alike; the first round only warms up.
     timed: dict[str, list[float]] = {"stat": [], "request": [], "fresh": [], "floor_request": [], "floor": []}
-    for round_ in range(runs + 1):
-        started = time.perf_counter()
-        stat_all()
-        stat_ms = (time.perf_counter() - started) * 1000
-        inner: list[float] = []
-        started = time.perf_counter()
-        report = scoped_request(db, roots[0], now, inner)
-        request_ms = (time.perf_counter() - started) * 1000
-        least: list[float] = []
-        started = time.perf_counter()
-        floor_request(db, roots[0], least)
-        floor_request_ms = (time.perf_counter() - started) * 1000
+    per_block: list[float] = []
+    report = None
+    for round_ in range(rounds + 1):
+        block: dict[str, list[float]] = {key: [] for key in timed}
+        for _ in range(BLOCK):
+            started = time.perf_counter()
+            stat_all()
+            block["stat"].append((time.perf_counter() - started) * 1000)
+        for _ in range(BLOCK):
+            inner: list[float] = []
+            started = time.perf_counter()
+            report = scoped_request(db, roots[0], now, inner)
+            block["request"].append((time.perf_counter() - started) * 1000)
+            block["fresh"].append(inner[0])
+        for _ in range(BLOCK):
+            least: list[float] = []
+            started = time.perf_counter()
+            floor_request(db, roots[0], least)
+            block["floor_request"].append((time.perf_counter() - started) * 1000)
+            block["floor"].append(least[0])
         if round_:
-            for key, value in (("stat", stat_ms), ("request", request_ms), ("fresh", inner[0]),
-                               ("floor_request", floor_request_ms), ("floor", least[0])):
-                timed[key].append(value)
+            for key, values in block.items():
+                timed[key].extend(values)
+            per_block.append(statistics.median(block["fresh"]) / statistics.median(block["stat"]))
+    assert report is not None
     floor = statistics.median(timed["stat"])
     request = statistics.median(timed["request"])
     fresh = statistics.median(timed["fresh"])
     minimum = statistics.median(timed["floor"])
-    per_round = statistics.median(f / s for f, s in zip(timed["fresh"], timed["stat"], strict=True))
+    per_round = statistics.median(per_block)
     print(f"{'stat all files':<28} median {floor:8.2f} ms  ({floor * 1000 / files:6.2f} us/file)  "
-          f"({runs} rounds, side by side with the two below)")
+          f"({rounds} rounds of {BLOCK}, side by side with the two below)")
     print(f"{'scoped, 1 of 100 repos':<28} median {request:8.2f} ms  verdict={report.verdict} "
           f"in_scope={report.units_in_scope}")
     print(f"{'  of which freshness':<28} median {fresh:8.2f} ms  (homes, row lookups, walk, stats; the rest is "
@@ -348,10 +362,10 @@ def issue13(top: Path, files: int, runs: int, before: str | None = None) -> dict
     figures: dict[str, object] = {"files": files, "in_scope": files // 100, "stat_all_ms": floor,
                                   "full_walk_ms": full, "scoped_request_ms": request, "scoped_freshness_ms": fresh,
                                   "after_over_stat_all": fresh / floor, "after_over_stat_all_per_round": per_round,
-                                  "rounds": runs, "floor_ms": minimum,
+                                  "rounds": rounds, "runs_per_round": BLOCK, "floor_ms": minimum,
                                   "floor_over_stat_all": minimum / floor}
     if before:
-        done = subprocess.run([before, "-c", BEFORE_SCRIPT, str(db), str(home), roots[0], repr(now), str(runs)],
+        done = subprocess.run([before, "-c", BEFORE_SCRIPT, str(db), str(home), roots[0], repr(now), str(BLOCK * 3)],
                               capture_output=True, text=True, check=True, cwd=top)
         measured = json.loads(done.stdout)
         print(f"{'before (' + before + ')':<28} median {measured['median_ms']:8.2f} ms  (every index_state row "
@@ -380,7 +394,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5,
-                        help="timed runs per case (the issue-13 comparison: rounds, at least 21)")
+                        help="timed runs per case (the issue-13 comparison: rounds of five runs of each side, "
+                             "at least 7)")
     parser.add_argument("--only-issue13", action="store_true", help="only the issue-13 scoped comparison")
     parser.add_argument("--skip-issue13", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--before", default=None, metavar="PYTHON",
@@ -392,7 +407,7 @@ def main() -> int:
     files, runs = args.files, args.runs
     if args.only_issue13:
         with tempfile.TemporaryDirectory(prefix="bench-freshness-") as tmp:
-            figures = issue13(Path(tmp) / "hundred", files, max(runs, 21), before=args.before)
+            figures = issue13(Path(tmp) / "hundred", files, max(runs, 7), before=args.before)
         if args.json:
             args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         return 0
@@ -419,7 +434,7 @@ def main() -> int:
         rows20 = [signature_row(p) for p in paths20] + MARKERS
         measure("signature, 1 of 20 repos", runs, files, lambda: run(rows20, roots20[:1], home20))
         if not args.skip_issue13:
-            issue13(Path(tmp) / "hundred", files, max(runs, 21))
+            issue13(Path(tmp) / "hundred", files, max(runs, 7))
     return 0
 
 

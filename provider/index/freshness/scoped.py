@@ -111,7 +111,7 @@ def assess_scoped_freshness(
     roots: Sequence[str],
     real_roots: Sequence[str] | None = None,
     sources: Sequence[str],
-    transcript_homes: Sequence[Path],
+    transcript_homes: Sequence[str | Path],
     now_ms: float,
     stat: Callable[[str], os.stat_result] = os.stat,
     max_head_bytes: int = 64 * 1024,
