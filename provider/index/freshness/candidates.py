@@ -151,8 +151,9 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, known: Iterable[str]
             elif len(day) < 3:  # (an unchanged day directory adds nothing: its files in scope are judged as known)
                 for name, below in held.items():
                     child = path + os.sep + name
-                    if name.isdigit() and len(name) <= 4:  # a date level (``_date_number`` written out)
-                        pending.append((child, (*day, int(name)), below))  # before the cutoff as its parent is
+                    number = _date_number(name)
+                    if number is not None:
+                        pending.append((child, (*day, number), below))  # before the cutoff as its parent is
                     elif is_dir(ctx, child):
                         units.extend(walk_jsonl_tree(ctx, child, "codex"))  # not a date level: walked whole
 

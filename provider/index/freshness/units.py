@@ -211,11 +211,6 @@ def judge_row(ctx: Ctx, unit: Unit, row: UnitRow, st: os.stat_result | None = No
             return "up_to_date"
         plain = plain_signature(cursor, unit.source)
         if plain is not None:  # the common case: parse_cursor's SignatureCursor, judged from its fields
-            if st is None:
-                try:
-                    st = ctx.stat(unit.path)
-                except (OSError, ValueError):
-                    return "unreadable"
             return _judge_signature_fields(ctx, unit, st, plain)
     if cursor is None:  # the columns are read only to rebuild a NULL cursor
         lines = row[2] if isinstance(row[2], int) else None

@@ -55,17 +55,10 @@ def list_claude_project(ctx: Ctx, project: str, mains: list[str], units: list[Un
     ``Unit(path, "claude", "jsonl")``, left unbuilt: a project directory holds many, and most are only judged),
     subagent and workflow-run units onto ``units``."""
     for entry in scan(ctx, project):
-        name = entry.name
-        if name.endswith(".jsonl"):  # is_file(entry, ".jsonl") written out: one call less per transcript
-            try:
-                regular = entry.is_file()
-            except OSError:
-                regular = False
-            if regular:
-                mains.append(entry.path)
-                continue
-        if is_subdir(entry):
-            units.extend(_walk_claude_session_dir(ctx, entry.path, os.path.join(project, name + ".jsonl")))
+        if is_file(entry, ".jsonl"):
+            mains.append(entry.path)
+        elif is_subdir(entry):
+            units.extend(_walk_claude_session_dir(ctx, entry.path, os.path.join(project, entry.name + ".jsonl")))
 
 
 def walk_claude_project(ctx: Ctx, project: str) -> list[Unit]:
