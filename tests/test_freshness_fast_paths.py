@@ -263,7 +263,8 @@ def _trie_dirs(trie: dict[str, dict[str, object]], prefix: tuple[str, ...] = ())
        st.sampled_from(["/t", "/u"]))
 def test_trie_holds_exactly_the_directories_on_the_way(parts: list[list[str]], top: str) -> None:
     files = ["/t/" + "/".join(p) for p in parts] + ["/elsewhere/2025/a.jsonl", "/t"]
-    assert _trie_dirs(_trie(files, top)) == _reference_dirs(files, top)  # type: ignore[arg-type]
+    dirs = {path.rpartition("/")[0] for path in files}  # what _known_paths hands over: the files' directories
+    assert _trie_dirs(_trie(dirs, top)) == _reference_dirs(files, top)  # type: ignore[arg-type]
 
 
 @settings(max_examples=1500, deadline=None)
@@ -272,11 +273,13 @@ def test_trie_holds_exactly_the_directories_on_the_way(parts: list[list[str]], t
 def test_known_paths_are_normalised_as_one_by_one(files: list[tuple[str, str]]) -> None:
     """Keeping a path as it is when its directory is normal gives the paths ``norm_path`` gives each file."""
     expected: dict[str, str] = {}
+    expected_dirs: dict[str, set[str]] = {"claude": set(), "codex": set()}
     for raw, source in files:
         path = norm_path(raw)
         if path is not None and source in ("claude", "codex"):
             expected[path] = source
-    assert _known_paths(files, ["claude", "codex"]) == expected
+            expected_dirs[source].add(path.rpartition("/")[0])  # the text before its last slash
+    assert _known_paths(files, ["claude", "codex"]) == (expected, expected_dirs)
 
 
 def test_recorded_real_roots_are_used_without_resolving(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ import os
 import re
 import stat as stat_mod
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Final
 
 from .context import Ctx, Unit
@@ -61,14 +61,15 @@ def first_components(paths: Collection[str], top: str) -> set[str]:
     return {path[start:].partition(os.sep)[0] for path in paths if path.startswith(prefix)}
 
 
-def claude_units(ctx: Ctx, home: str, known: Collection[str], mains: list[str], units: list[Unit]) -> None:
-    """The project directories that can hold the scope's sessions, listed (``walk.list_claude_project``)."""
+def claude_units(ctx: Ctx, home: str, dirs: Collection[str], mains: list[str], units: list[Unit]) -> None:
+    """The project directories that can hold the scope's sessions, listed (``walk.list_claude_project``);
+    ``dirs``: the directories holding the scope's known Claude transcripts."""
     projects = os.path.join(home, ".claude", "projects")
     slugs = {claude_slug(root) for root in ctx.roots}
     # Every name ``slug_can_hold`` accepts starts with a slug cut to CLAUDE_SLUG_CUT (a prefix of the slug
     # itself): one C-level test passes over the other projects' directories.
     cuts = tuple({s[:CLAUDE_SLUG_CUT] for s in slugs})
-    holding = first_components(known, projects)  # the project directories holding a known transcript
+    holding = first_components(dirs, projects)  # the project directories holding a known transcript
     for project in scan(ctx, projects):
         name = project.name
         if (name in holding or (name.startswith(cuts) and any(slug_can_hold(name, s) for s in slugs))) \
@@ -107,21 +108,20 @@ def _skip_below(day: Day, cutoff: Day | None) -> float:
 Trie = dict[str, "Trie"]
 
 
-def _trie(files: Iterable[str], top: str) -> Trie:
-    """The directories holding ``files`` below ``top`` and every directory between, as nested names."""
+def _trie(dirs: Iterable[str], top: str) -> Trie:
+    """The directories ``dirs`` below ``top`` and every directory between, as nested names."""
     trie: Trie = {}
     prefix = top + os.sep
     start = len(prefix)
-    for path in files:
-        end = path.rfind(os.sep)
-        if end >= start and path.startswith(prefix):  # a file below a directory of ``top``
+    for path in dirs:
+        if path.startswith(prefix):
             node = trie
-            for name in path[start:end].split(os.sep):
+            for name in path[start:].split(os.sep):
                 node = node.setdefault(name, {})
     return trie
 
 
-def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, known: Iterable[str],
+def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, dirs: Iterable[str],
                     last_build_ms: float | None) -> list[Unit]:
     """Day directories at or after ``cutoff`` or holding a known file; anything not date-shaped whole. A date
     directory (year, month or day) before the cutoff whose entries did not change since the last build (its
@@ -178,7 +178,7 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, known: Iterable[str]
             elif entry.name in held and is_subdir(entry):
                 old(entry.path, (*day, number), held[entry.name])
 
-    walk(top, (), _trie(known, top))
+    walk(top, (), _trie(dirs, top))
     return units
 
 
@@ -196,24 +196,27 @@ def _archived(ctx: Ctx, top: str, cutoff: Day | None, known: Collection[str]) ->
             yield unit
 
 
-def codex_units(ctx: Ctx, home: str, known: Collection[str], *, cutoff: Day | None,
+def codex_units(ctx: Ctx, home: str, known: Mapping[str, str], dirs: Collection[str], *, cutoff: Day | None,
                 has_rows_under: Probe, last_build_ms: float | None) -> Iterator[Unit]:
+    """``known``: source by path of the scope's known transcripts; ``dirs``: the directories of its Codex ones."""
     codex = os.path.join(home, ".codex")
-    yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, known, last_build_ms)
+    yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, dirs, last_build_ms)
     archived = os.path.join(codex, "archived_sessions")
     if has_rows_under(archived + os.sep):
-        yield from _archived(ctx, archived, cutoff, known)
+        yield from _archived(ctx, archived, cutoff, {path for path, source in known.items() if source == "codex"})
 
 
-def collect_candidates(ctx: Ctx, home: str, source: str, *, known: Collection[str], last_build_ms: float | None,
-                       has_rows_under: Probe, mains: list[str], units: list[Unit]) -> None:
+def collect_candidates(ctx: Ctx, home: str, source: str, *, known: Mapping[str, str], dirs: Collection[str],
+                       last_build_ms: float | None, has_rows_under: Probe, mains: list[str],
+                       units: list[Unit]) -> None:
     """The units of ``source`` in ``home`` that can belong to the scope (module docstring): Claude main
     transcripts as paths onto ``mains`` (each stands for ``Unit(path, source, "jsonl")``), every other unit onto
-    ``units``. ``known``: the transcript files of the sessions in scope, as ``scope.norm_path`` returned them."""
+    ``units``. ``known``: source by path of the transcript files of the sessions in scope, as
+    ``scope.norm_path`` returned them; ``dirs``: the directories holding those of ``source``."""
     if source == "claude":
-        claude_units(ctx, home, known, mains, units)
+        claude_units(ctx, home, dirs, mains, units)
     elif source == "codex":
-        units.extend(codex_units(ctx, home, known, cutoff=cutoff_day(last_build_ms), has_rows_under=has_rows_under,
-                                 last_build_ms=last_build_ms))
+        units.extend(codex_units(ctx, home, known, dirs, cutoff=cutoff_day(last_build_ms),
+                                 has_rows_under=has_rows_under, last_build_ms=last_build_ms))
     else:
         units.extend(WALKERS[source](ctx, home))

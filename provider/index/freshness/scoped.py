@@ -29,7 +29,7 @@ and a file the index does not hold in an old year, month or day directory unchan
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -50,31 +50,35 @@ _FILE_SOURCES = ("claude", "codex")
 _DOT_NAMES: Final = frozenset({".", ".."})
 
 
-def _load_rows(lookup: RowLookup, paths: Sequence[str]) -> Mapping[str, IndexRow]:
+def _load_rows(lookup: RowLookup, paths: Collection[str]) -> Mapping[str, IndexRow]:
     """The rows of ``paths``, then of the resolved form of the paths without a row (under that form), as the
     lookup returned them (its mapping is not changed: a warm service may keep it)."""
-    rows = lookup(paths)
+    rows = lookup(sorted(paths))  # (sorted: a warm service remembers rows by the paths asked, in order)
     resolved = set()
-    for path in paths:
-        if path not in rows:
-            real = os.path.realpath(path)
-            if real != path:
-                resolved.add(real)
+    for path in set(paths).difference(rows):  # (a set difference: the common case, every path has its row)
+        real = os.path.realpath(path)
+        if real != path:
+            resolved.add(real)
     if resolved:
         rows = {**rows, **lookup(sorted(resolved))}
     return rows
 
 
-def _known_paths(known_files: Sequence[tuple[str, str]], supported: Sequence[str]) -> dict[str, str]:
-    """Source by normalised path of the known files of the supported sources (a later duplicate's source wins).
+def _known_paths(known_files: Sequence[tuple[str, str]],
+                 supported: Sequence[str]) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Source by normalised path of the known files of the supported sources (a later duplicate's source wins),
+    and the directories holding each source's files (as given: a path named under two sources adds its
+    directory to both, a superset the walk may look at once more).
 
     A scope's transcripts share a few directories: a path whose directory is already normal (``norm_path``
     returns it unchanged) and whose name is neither empty, ``.``, ``..`` nor holds a NUL is already normal too,
     so each directory is looked at once; any other path is normalised on its own."""
     known: dict[str, str] = {}
+    dirs: dict[str, set[str]] = {source: set() for source in supported}
     normal_dirs: dict[str, bool] = {}
     for raw, source in known_files:
-        if source not in supported:
+        held = dirs.get(source)
+        if held is None:
             continue
         if type(raw) is str:
             directory, _, name = raw.rpartition("/")
@@ -83,11 +87,13 @@ def _known_paths(known_files: Sequence[tuple[str, str]], supported: Sequence[str
                 normal = normal_dirs[directory] = "\x00" not in directory and already_normal(directory)
             if normal and name and name not in _DOT_NAMES and "\x00" not in name:
                 known[raw] = source
+                held.add(directory)
                 continue
         path = norm_path(raw)
         if path is not None:
             known[path] = source
-    return known
+            held.add(path.rpartition("/")[0])
+    return known, dirs
 
 
 def _assess(ctx: Ctx, unit: Unit, tally: Tally) -> None:
@@ -136,33 +142,28 @@ def assess_scoped_freshness(
     marks = read_markers(markers)
     tally = Tally()
     if root_list:
-        known = _known_paths(known_files, supported)
-        mine: dict[str, list[str]] = {source: [] for source in supported}
-        for path, source in known.items():
-            mine[source].append(path)
+        known, dirs = _known_paths(known_files, supported)
         units: list[Unit] = []
         listed_files: list[tuple[str, list[str]]] = []  # (source, main transcripts listed): unbuilt units
         for home in homes:
             for source in supported:
                 mains: list[str] = []
-                collect_candidates(ctx, home, source, known=mine[source], last_build_ms=marks.last_build,
+                collect_candidates(ctx, home, source, known=known, dirs=dirs[source], last_build_ms=marks.last_build,
                                    has_rows_under=has_rows_under, mains=mains, units=units)
                 if mains:
                     listed_files.append((source, mains))
+        # Set algebra over whole collections (one C-level pass each), not a Python test per path: the listed
+        # files, the known files no listed directory held (strays), the listed files the index attributes.
         listed = {unit.path for unit in units}
         for _, mains in listed_files:
             listed.update(mains)
-        strays = [(p, s) for p, s in known.items() if s in _FILE_SOURCES and p not in listed]
-        paths = [unit.path for unit in units]
-        for _, mains in listed_files:
-            paths.extend(mains)
-        paths.extend(p for p, _ in strays)
-        ctx.rows = _load_rows(lookup, paths)
+        strays = [(p, known[p]) for p in known.keys() - listed if known[p] in _FILE_SOURCES]
+        ctx.rows = _load_rows(lookup, listed.union([p for p, _ in strays]))
         for source, mains in listed_files:
-            judge_files_in_scope(ctx, [path for path in mains if path in known], source, tally)  # (attributed)
-            for path in mains:
-                if path not in known:
-                    _assess(ctx, Unit(path, source, "jsonl"), tally)
+            attributed = known.keys() & mains
+            judge_files_in_scope(ctx, attributed, source, tally)  # (in scope by the index's attribution)
+            for path in set(mains).difference(attributed):
+                _assess(ctx, Unit(path, source, "jsonl"), tally)
         for unit in units:
             if unit.path in known or (unit.parent is not None and unit.parent in known):
                 judge_in_scope(ctx, unit, tally)  # in scope by the index's attribution
