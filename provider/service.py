@@ -306,18 +306,10 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
     lookups); the stat function checks the deadline, so a huge or slow transcript tree ends the judgement
     (freshness ``unknown``, disclosed) instead of the request.
     """
-    import os
-
     import apsw
 
     from .index.freshness import assess_scoped_freshness
     from .index.scope_state import has_rows_under, read_unit_rows, transcript_homes
-
-    deadline = snap.deadline
-
-    def bounded_stat(path: str) -> os.stat_result:
-        deadline.check()
-        return os.stat(path)
 
     def lookup(paths: Sequence[str]) -> Mapping[str, IndexRow]:
         if len(paths) > _MEMO_MAX_PATHS:
@@ -333,7 +325,7 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
             has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix)),
             roots=admitted.scope.roots, real_roots=admitted.scope.bound_roots().real_paths,
             sources=admitted.scope.sources,
-            transcript_homes=homes, now_ms=now_ms, stat=bounded_stat, remember=True)
+            transcript_homes=homes, now_ms=now_ms, stat=snap.deadline.bounded_stat(), remember=True)
     except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}
     detail = report.to_public()

@@ -171,7 +171,8 @@ def build_indexed(top: Path, files: int, repos: int, now_ms: float) -> tuple[Pat
 
 
 def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | None = None) -> FreshnessReport:
-    """The scoped assessment exactly as a request runs it, index reads included (one read snapshot).
+    """The scoped assessment as a one-shot request runs it, index reads included (one read snapshot), with the
+    request's deadline-bounded stat (nothing remembered: a warm ``serve`` may keep the rows and homes).
     ``timing`` receives the ms of the freshness part alone: after the scope set and the marker rows a request
     reads anyway (the markers for its index revision, ``service._read``, which passes them on to freshness)."""
     from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
@@ -196,7 +197,8 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
             lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=True),
             has_rows_under=lambda prefix: has_rows_under(snap, prefix),
             roots=[root], real_roots=bound.real_paths, sources=["claude", "codex"],
-            transcript_homes=transcript_homes(snap), now_ms=now_ms)
+            transcript_homes=transcript_homes(snap), now_ms=now_ms,
+            stat=snap.deadline.bounded_stat())  # the stat a request judges with (``service._freshness``)
         if timing is not None:
             timing.append((time.perf_counter() - started) * 1000)
         return report
@@ -208,7 +210,8 @@ def floor_request(db: Path, root: str, timing: list[float]) -> FreshnessReport:
     """The least a judgement of the scope's 100 files under the verdict rules can do, written by hand in the
     same read snapshot after the same scope set and marker rows: the homes skip-scan, one statement for the
     rows, the listing of the Claude projects directory and of the scope's project directory, one stat of each
-    Codex date directory on the way to the scope's rollouts, and one stat and one cursor match per file. No
+    Codex date directory on the way to the scope's rollouts, and one stat and one cursor match per file (each
+    stat through the request's deadline-bounded stat, as the request's). No
     unit objects, no tally, no checks of malformed input, no archive probe: a floor, not an implementation."""
     import re
 
@@ -232,6 +235,7 @@ def floor_request(db: Path, root: str, timing: list[float]) -> FreshnessReport:
                                since="")
         read_marker_rows(snap)
         started = time.perf_counter()
+        stat = snap.deadline.bounded_stat()  # the request's stat, as in scoped_request
         home = transcript_homes(snap)[0]
         projects = os.path.join(home, ".claude", "projects")
         for entry in list(os.scandir(projects)):
@@ -246,12 +250,12 @@ def floor_request(db: Path, root: str, timing: list[float]) -> FreshnessReport:
                 for depth in range(1, len(parts) + 1):
                     dirs.add(sessions + os.sep.join(parts[:depth]))
         for directory in dirs:
-            os.stat(directory)
+            stat(directory)
         paths = sorted(path for path, _ in scope.files)
         fresh = 0
         for path, _mtime, _lines, cursor in snap.rows(UNIT_ROWS_SQL, {"paths": json_text_array(paths),
                                                                         "n": CURSOR_READ_CHARS}):
-            st = os.stat(path)
+            st = stat(path)
             match = signature.fullmatch(cursor)
             if match is not None and int(match[3]) == st.st_size and \
                     abs(float(match[1]) - st.st_mtime_ns / 1e6) <= 1.0:

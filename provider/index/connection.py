@@ -93,6 +93,19 @@ class Deadline:
         if self.expired():
             raise DeadlineExceeded
 
+    def bounded_stat(self) -> Callable[[str], os.stat_result]:
+        """``os.stat`` that first checks this deadline (raising :class:`DeadlineExceeded` once it has passed):
+        the stat a request judges freshness with, so a huge or slow transcript tree ends the judgement. One
+        clock read per call, no method calls: a request stats every file of its scope through it."""
+        clock, expires_at, stat = self._clock, self.expires_at, os.stat
+
+        def bounded(path: str) -> os.stat_result:
+            if clock() >= expires_at:
+                raise DeadlineExceeded
+            return stat(path)
+
+        return bounded
+
 
 class StatementBudgetExceeded(Exception):
     """One statement ran past its own budget (not the request deadline); the caller picks another plan."""
