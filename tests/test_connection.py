@@ -224,3 +224,24 @@ def test_tenacity_is_used_through_its_public_api_only() -> None:
     assert not imported & {"RetryCallState", "stop_base", "wait_base", "retry_base"}, imported
     assert bases <= {"Exception", "NamedTuple"}, bases  # nothing subclasses a tenacity class
     assert connection.__doc__ is not None and "journal" in connection.__doc__
+
+
+def test_bounded_stat_checks_the_deadline_before_each_stat(tmp_path: Path) -> None:
+    """The stat a request judges freshness with: ``os.stat`` while the deadline holds; once it has passed (at the
+    deadline itself, as ``Deadline.expired``), DeadlineExceeded before any stat is made (an absent file would
+    otherwise raise FileNotFoundError)."""
+    now = [0.0]
+    deadline = Deadline(1000, clock=lambda: now[0])
+    stat = deadline.bounded_stat()
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("{}\n")
+    assert stat(str(path)).st_ino == os.stat(path).st_ino
+    now[0] = 0.999
+    assert stat(str(path)).st_size == 3
+    with pytest.raises(FileNotFoundError):
+        stat(str(tmp_path / "absent"))
+    now[0] = 1.0
+    with pytest.raises(DeadlineExceeded):
+        stat(str(tmp_path / "absent"))
+    with pytest.raises(DeadlineExceeded):
+        stat(str(path))
