@@ -315,6 +315,15 @@ def _invalid_utf8_rows(fx: Fx, tmp: Path) -> Path:
     return path
 
 
+def _infinite_index_state_numbers(fx: Fx, tmp: Path) -> Path:
+    """``index_state`` numbers no indexer writes: an infinite mtime and line count (SQLite stores 9e999 as Inf)
+    on every transcript row, with the cursors gone, so the numbers are all freshness has to judge by."""
+    path = _copy(fx, tmp, "infinite-numbers.sqlite")
+    _edit(path, "UPDATE index_state SET mtime = 9e999, lines_processed = -9e999, cursor = NULL "
+                "WHERE jsonl_path NOT LIKE '\\_\\_%' ESCAPE '\\'")
+    return path
+
+
 Builder = Callable[[Fx, Path], Path]
 
 #: case -> (builder, typed failure codes it may give; "ok" means a bounded answer is acceptable too)
@@ -335,6 +344,7 @@ FAILURE_CASES: dict[str, tuple[Builder, set[str]]] = {
     "core_column_renamed": (_core_column_renamed, {"schema_incompatible"}),
     "core_table_renamed": (_core_table_renamed, {"schema_incompatible"}),
     "invalid_utf8_text": (_invalid_utf8_rows, {"malformed_data"}),
+    "infinite_index_state_numbers": (_infinite_index_state_numbers, {"ok"}),
 }
 
 

@@ -232,3 +232,37 @@ def test_json_text_array_holds_the_texts_as_json_each_reads_them(texts: list[str
     finally:
         conn.close()
     assert got == want
+
+
+def test_rows_of_crafted_values_reach_python_as_index_rows(tmp_path: Path) -> None:
+    """A crafted ``index_state`` (values no indexer writes) is read, by a request and by ``status``, as the
+    ``IndexRow`` types: a number mtime as a float, a number line count as an int (a REAL cut toward zero, an
+    infinite one held to 64 bits: ``int()`` of it raised), a text cursor as text, anything else as None."""
+    db = _db(tmp_path / "i.sqlite", [])
+    conn = sqlite3.connect(db)
+    conn.executemany("INSERT INTO index_state VALUES (?, ?, ?, ?)", [
+        ("/h/inf", 9e999, 9e999, "c"),
+        ("/h/neg", -9e999, -7.9, b"blob"),
+        ("/h/int", 5, 7.9, 12),
+        ("/h/text", "soon", "many", None),
+        ("/h/blob", b"\x01", b"\x02", "x" * 10),
+    ])
+    conn.commit()
+    conn.close()
+    expected = {
+        "/h/inf": ("/h/inf", float("inf"), 2**63 - 1, "c"),
+        "/h/neg": ("/h/neg", float("-inf"), -7, None),
+        "/h/int": ("/h/int", 5.0, 7, "12"),  # (the cursor column's TEXT affinity stored 12 as text)
+        "/h/text": ("/h/text", None, None, None),
+        "/h/blob": ("/h/blob", None, None, "x" * 10),
+    }
+
+    def work(snap: ReadSnapshot) -> tuple[object, object]:
+        state = read_index_state(snap, has_cursor=True, schema_cookie=0, identity=None)
+        return read_unit_rows(snap, sorted(expected), has_cursor=True), state.rows
+
+    rows, status_rows = _read(db, work)
+    assert rows == expected
+    assert {row[0]: row for row in status_rows} == expected  # type: ignore[index]
+    for row in rows.values():  # type: ignore[attr-defined]
+        assert [type(value) for value in row] == [str, *(type(e) for e in expected[row[0]][1:])]

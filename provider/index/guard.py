@@ -16,7 +16,7 @@ ALLOWED_FUNCTIONS = frozenset({
     # scalar helpers the templates use
     "coalesce", "ifnull", "nullif", "substr", "substring", "length", "lower", "upper", "instr", "trim",
     "ltrim", "rtrim", "replace", "min", "max", "count", "sum", "abs", "iif", "printf", "like", "glob",
-    "json_extract", "unicode", "char", "round", "cast",
+    "json_extract", "unicode", "char", "round", "cast", "typeof",
 })
 
 #: Pragmas permitted without an argument (``PRAGMA x`` / reads), and those permitted with a table argument.

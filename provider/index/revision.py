@@ -19,6 +19,25 @@ TOPS_SQL: Final = ("SELECT (SELECT max(rowid) FROM messages), (SELECT max(rowid)
 _VOLATILE_MARKERS: Final = frozenset({"__app_heartbeat__"})
 
 
+#: Every ``index_state`` row (``status``), its columns typed as ``IndexRow`` holds them: the mtime a REAL when
+#: it is a number; the line count an INTEGER when it is a number (a REAL cut toward zero, as ``int()`` does,
+#: and held to 64 bits, where ``int()`` of an infinite one raises); the cursor cut to ``:n`` characters when it
+#: is text. Anything else (text, a blob, NULL) is NULL: a crafted database's values reach Python only as the
+#: types the judges take. ``scope_state.UNIT_ROWS_SQL`` reads the same columns the same way.
+STATE_ROWS_SQL: Final = (
+    "SELECT jsonl_path, "
+    "CASE WHEN typeof(mtime) IN ('integer', 'real') THEN CAST(mtime AS REAL) END, "
+    "CASE WHEN typeof(lines_processed) IN ('integer', 'real') THEN CAST(lines_processed AS INTEGER) END, "
+    "CASE WHEN typeof(cursor) = 'text' THEN substr(cursor, 1, :n) END "
+    "FROM index_state")
+STATE_ROWS_NO_CURSOR_SQL: Final = (
+    "SELECT jsonl_path, "
+    "CASE WHEN typeof(mtime) IN ('integer', 'real') THEN CAST(mtime AS REAL) END, "
+    "CASE WHEN typeof(lines_processed) IN ('integer', 'real') THEN CAST(lines_processed AS INTEGER) END, "
+    "NULL "
+    "FROM index_state")
+
+
 class IndexState(NamedTuple):
     rows: tuple[IndexRow, ...]
     revision: str  # "obx1-" + digest of the observable state; two index states give two revisions
@@ -28,14 +47,9 @@ def read_index_state(snap: ReadSnapshot, *, has_cursor: bool, schema_cookie: int
                      identity: FileIdentity | None) -> IndexState:
     """Every ``index_state`` row (the operator's ``status`` view; a request reads its scope's rows only,
     ``scope_state.read_unit_rows``) and the same revision a request reports."""
-    if has_cursor:
-        sql = "SELECT jsonl_path, mtime, lines_processed, substr(cursor, 1, :n) FROM index_state"
-    else:
-        sql = "SELECT jsonl_path, mtime, lines_processed, NULL FROM index_state"
-    raw = snap.rows(sql, {"n": CURSOR_READ_CHARS})
-    rows: list[IndexRow] = []
-    for path, mtime, lines, cursor in raw:
-        rows.append((str(path), _num(mtime), _int(lines), cursor if isinstance(cursor, str) else None))
+    sql = STATE_ROWS_SQL if has_cursor else STATE_ROWS_NO_CURSOR_SQL
+    raw = snap.rows(sql, {"n": CURSOR_READ_CHARS} if has_cursor else {})
+    rows = [(str(path), mtime, lines, cursor) for path, mtime, lines, cursor in raw]  # typed by the statement
     markers = {path: mtime for path, mtime, _, _ in rows
                if len(path) >= 4 and path.startswith("__") and path.endswith("__")}
     return IndexState(tuple(rows), index_revision(snap, schema_cookie=schema_cookie, identity=identity,
@@ -58,10 +72,6 @@ def index_revision(snap: ReadSnapshot, *, schema_cookie: int, identity: FileIden
 
 def _num(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
-
-
-def _int(value: object) -> int | None:
-    return int(value) if isinstance(value, (int, float)) else None
 
 
 def transcript_homes_from(rows: Sequence[IndexRow]) -> tuple[str, ...]:

@@ -33,10 +33,19 @@ _JSON_ESCAPED: Final = bytes(range(0x20)) + b'"\\'
 #: The rows of given paths: one primary-key lookup per element of the JSON array, in its order (``CROSS JOIN``
 #: keeps the array the outer loop whatever the statistics; a join, not ``IN (SELECT ...)``, which first builds
 #: a temporary index of the array: measured cheaper per request).
-UNIT_ROWS_SQL: Final = ("SELECT s.jsonl_path, s.mtime, s.lines_processed, substr(s.cursor, 1, :n) "
-                        "FROM json_each(:paths) AS p CROSS JOIN index_state AS s ON s.jsonl_path = p.value")
-UNIT_ROWS_NO_CURSOR_SQL: Final = ("SELECT s.jsonl_path, s.mtime, s.lines_processed, NULL "
-                                  "FROM json_each(:paths) AS p CROSS JOIN index_state AS s ON s.jsonl_path = p.value")
+#: The columns come typed as ``IndexRow`` (as ``revision.STATE_ROWS_SQL`` reads them), so rows are kept as read.
+UNIT_ROWS_SQL: Final = (
+    "SELECT s.jsonl_path, "
+    "CASE WHEN typeof(s.mtime) IN ('integer', 'real') THEN CAST(s.mtime AS REAL) END, "
+    "CASE WHEN typeof(s.lines_processed) IN ('integer', 'real') THEN CAST(s.lines_processed AS INTEGER) END, "
+    "CASE WHEN typeof(s.cursor) = 'text' THEN substr(s.cursor, 1, :n) END "
+    "FROM json_each(:paths) AS p CROSS JOIN index_state AS s ON s.jsonl_path = p.value")
+UNIT_ROWS_NO_CURSOR_SQL: Final = (
+    "SELECT s.jsonl_path, "
+    "CASE WHEN typeof(s.mtime) IN ('integer', 'real') THEN CAST(s.mtime AS REAL) END, "
+    "CASE WHEN typeof(s.lines_processed) IN ('integer', 'real') THEN CAST(s.lines_processed AS INTEGER) END, "
+    "NULL "
+    "FROM json_each(:paths) AS p CROSS JOIN index_state AS s ON s.jsonl_path = p.value")
 PREFIX_SQL: Final = "SELECT 1 FROM index_state WHERE jsonl_path >= :lo AND jsonl_path < :hi LIMIT 1"
 MARKERS_SQL: Final = ("SELECT jsonl_path, mtime FROM index_state WHERE jsonl_path >= '__' AND jsonl_path < '_`' "
                       "ORDER BY jsonl_path LIMIT :n")
@@ -117,19 +126,9 @@ def read_unit_rows(snap: ReadSnapshot, paths: Sequence[str], *, has_cursor: bool
     params: dict[str, Any] = {"paths": json_text_array(wanted)}
     if has_cursor:
         params["n"] = CURSOR_READ_CHARS
-    out: dict[str, IndexRow] = {}
-    for row in snap.rows(sql, params):
-        path, mtime, lines, cur = row
-        # The column types the indexer writes (TEXT, REAL, INTEGER, TEXT) pass as they are: the row is kept as
-        # read, no tuple built. _num and _int convert anything else exactly as before (float(x) of a float and
-        # int(x) of an int are x; a NULL cursor stays None).
-        if type(path) is str and type(mtime) is float and type(lines) is int and (cur is None or type(cur) is str):
-            out[path] = row  # (str, float, int, str or None): an IndexRow as it is
-            continue
-        name = path if type(path) is str else str(path)
-        out[name] = (name, mtime if type(mtime) is float else _num(mtime),
-                     lines if type(lines) is int else _int(lines), cur if isinstance(cur, str) else None)
-    return out
+    # Every path is text: it equals a text element of the array (the column's TEXT affinity stores a number as
+    # text, and a blob never equals text). The other columns are typed by the statement.
+    return {row[0]: row for row in snap.rows(sql, params)}
 
 
 def json_text_array(texts: list[str]) -> str:
@@ -204,10 +203,3 @@ def transcript_homes(snap: ReadSnapshot) -> tuple[str, ...]:
             after = path
     return tuple(sorted(homes))
 
-
-def _num(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _int(value: object) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
