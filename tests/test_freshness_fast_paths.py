@@ -7,12 +7,14 @@ Each shortcut is checked against the code it stands in for, on real files and re
   (so the shortcut is taken at all);
 * ``tally.judge_files_in_scope`` counts every file as ``judge_in_scope`` of its unit does, listed or not;
 * ``candidates._trie`` holds exactly the directories on the way to each known file;
-* ``scope.prepare_roots`` with the roots' recorded real paths resolves nothing and keeps those paths.
+* ``scope.prepare_roots`` with the roots' recorded real paths resolves nothing and keeps those paths;
+* ``markers.marker_source`` names the source exactly where the marker's pattern matches the key whole.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 from obelisk_session_evidence.index.cursors import _parse_general
 from obelisk_session_evidence.index.freshness.candidates import _trie
 from obelisk_session_evidence.index.freshness.context import Ctx, Unit
+from obelisk_session_evidence.index.freshness.markers import marker_source
 from obelisk_session_evidence.index.freshness.scope import norm_path, prepare_roots
 from obelisk_session_evidence.index.freshness.scoped import _known_paths
 from obelisk_session_evidence.index.freshness.tally import Tally, judge_files_in_scope, judge_in_scope
@@ -304,3 +307,30 @@ def test_a_time_before_1970_never_takes_the_shortcut(tmp_path: Path) -> None:
     cursor = _variant(path, {"mtime": "-5.9"})
     assert not unchanged_signature(cursor, path.stat())
     assert _reference(path, cursor) != "up_to_date"
+
+
+#: The provider transcript marker as a pattern (Obelisk's key: ``__<source>_canonical_transcript_v<n>__``).
+_MARKER_PATTERN = re.compile(r"__(.+)_canonical_transcript_v\d+__")
+_MARKER_PIECES = ["__", "_canonical_transcript_v", "_canonical_transcript_", "\n", "3", "42", "\u0663", "\u00b2",
+                  "codex", "_", "v", ""]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.text(max_size=40),
+                 st.lists(st.one_of(st.sampled_from(_MARKER_PIECES), st.text(max_size=3)), max_size=8).map("".join)))
+def test_marker_source_names_the_source_exactly_where_the_pattern_matches(key: str) -> None:
+    match = _MARKER_PATTERN.fullmatch(key)
+    assert marker_source(key) == (match.group(1) if match else None)
+
+
+@pytest.mark.parametrize(("key", "source"), [
+    ("__codex_canonical_transcript_v3__", "codex"),
+    ("__a_canonical_transcript_v_canonical_transcript_v12__", "a_canonical_transcript_v"),
+    ("__claude_canonical_transcript_v\u0663__", "claude"),  # any decimal digit, as the pattern's \\d
+    ("__claude_canonical_transcript_v\u00b2__", None),  # a superscript is a digit but not a decimal one
+    ("__cla\nude_canonical_transcript_v3__", None), ("___canonical_transcript_v3__", None),
+    ("__codex_canonical_transcript_v__", None), ("__codex_canonical_transcript_v3_", None),
+    ("_codex_canonical_transcript_v3__", None), ("__last_build__", None),
+])
+def test_marker_source_on_the_edges(key: str, source: str | None) -> None:
+    assert marker_source(key) == source
