@@ -172,26 +172,27 @@ def judge_unit(ctx: Ctx, unit: Unit, row: Row, st: os.stat_result | None = None)
 
 def unchanged_signature(cursor: str, st: os.stat_result) -> bool:
     """Whether a five-part signature cursor written in plain decimal names exactly this stat: the size and the
-    inode as the same decimal text, the mtime and the ctime in the same whole millisecond. True only where the
-    signature rule (``_judge_signature_fields`` over ``plain_signature``, with a tolerance of at least 1 ms)
-    says ``up_to_date``; False says nothing (the caller then judges the cursor in full).
+    inode as the same decimal text, the mtime and the ctime in the same whole millisecond (the stat's times
+    not before 1970), the line count and the fractions ASCII digits. True only where the signature rule
+    (``_judge_signature_fields`` over ``plain_signature``, with a tolerance of at least 1 ms) says
+    ``up_to_date``; False says nothing (the caller then judges the cursor in full).
 
     Why the whole millisecond is enough: the field's text ``W.fff`` parses to a float in ``[W, W+1]`` and
     ``st_mtime_ns / 1e6`` with ``st_mtime_ns // 10**6 == W`` rounds into ``[W, W+1]`` too, so the two differ by
-    at most 1 ms. No float is parsed (two decimal-to-float parses cost more than this whole test)."""
-    if len(cursor) > MAX_CURSOR_CHARS:
-        return False
+    at most 1 ms. No float is parsed (two decimal-to-float parses cost more than this whole test). A whole
+    millisecond equal to the decimal text of a time not before 1970 is digits; the three other digit-only
+    fields are tested as one text."""
     parts = cursor.split(":")
-    if len(parts) != 5:
+    if len(parts) != 5 or len(cursor) > MAX_CURSOR_CHARS or not cursor.isascii():
         return False
     mtime, lines, size, ctime, ino = parts
-    if size != str(st.st_size) or ino != str(st.st_ino) or not (lines.isdigit() and cursor.isascii()):
+    if size != str(st.st_size) or ino != str(st.st_ino):
         return False
     m_whole, _, m_part = mtime.partition(".")
     c_whole, _, c_part = ctime.partition(".")
-    return (m_whole == str(st.st_mtime_ns // 1_000_000) and c_whole == str(st.st_ctime_ns // 1_000_000)
-            and m_whole.isdigit() and c_whole.isdigit() and (not m_part or m_part.isdigit())
-            and (not c_part or c_part.isdigit()))
+    m_ns, c_ns = st.st_mtime_ns, st.st_ctime_ns
+    return (m_whole == str(m_ns // 1_000_000) and c_whole == str(c_ns // 1_000_000) and m_ns >= 0 and c_ns >= 0
+            and lines != "" and (lines + m_part + c_part).isdigit())
 
 
 def judge_row(ctx: Ctx, unit: Unit, row: UnitRow, st: os.stat_result | None = None) -> Outcome:
