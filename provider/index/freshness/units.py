@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 from ..cursors import (
-    MAX_CURSOR_CHARS,
     CodexV4Cursor,
     Cursor,
     KimiAggregateCursor,
@@ -23,6 +22,9 @@ from .rows import Row, UnitRow, number
 from .walk import kimi_files
 
 _COUNT_CHUNK: Final = 1024 * 1024
+#: Longest cursor ``unchanged_signature`` looks at: five decimal numbers of at most 20 digits and a fraction
+#: each fit with room to spare (a longer one is judged in full).
+_PLAIN_SIGNATURE_CHARS: Final = 160
 
 
 class _LineCount(NamedTuple):
@@ -182,8 +184,10 @@ def unchanged_signature(cursor: str, st: os.stat_result) -> bool:
     at most 1 ms. No float is parsed (two decimal-to-float parses cost more than this whole test). A whole
     millisecond equal to the decimal text of a time not before 1970 is digits; the three other digit-only
     fields are tested as one text."""
+    if len(cursor) > _PLAIN_SIGNATURE_CHARS:  # (a Codex v4 cursor's state: tens of KB not split at all)
+        return False
     parts = cursor.split(":")
-    if len(parts) != 5 or len(cursor) > MAX_CURSOR_CHARS or not cursor.isascii():
+    if len(parts) != 5 or not cursor.isascii():
         return False
     mtime, lines, size, ctime, ino = parts
     if size != str(st.st_size) or ino != str(st.st_ino):
