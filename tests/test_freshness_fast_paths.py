@@ -270,19 +270,34 @@ def test_trie_holds_exactly_the_directories_on_the_way(parts: list[list[str]], t
     assert _trie_dirs(_trie(dirs, top)) == _reference_dirs(files, top)  # type: ignore[arg-type]
 
 
+#: Paths as text of path characters, and absolute paths of components (most of them normal, some not: an
+#: empty, ``.`` or ``..`` component, a short name, a NUL).
+_RAW_PATHS = st.one_of(
+    st.text(alphabet="/.ab\x00", max_size=9),
+    st.lists(st.sampled_from(["", ".", "..", "a", "ab", "abc", "s.jsonl", "x\x00y", "p-q", "p-q", "s.jsonl"]),
+             min_size=1, max_size=4).map(lambda names: "/" + "/".join(names)))
+
+
 @settings(max_examples=1500, deadline=None)
-@given(st.lists(st.tuples(st.text(alphabet="/.ab\x00", max_size=9), st.sampled_from(["claude", "codex", "pi"])),
-                max_size=6))
+@given(st.lists(st.tuples(_RAW_PATHS, st.sampled_from(["claude", "codex", "pi"])), max_size=6))
 def test_known_paths_are_normalised_as_one_by_one(files: list[tuple[str, str]]) -> None:
-    """Keeping a path as it is when its directory is normal gives the paths ``norm_path`` gives each file."""
+    """Taking the paths whole when every one is normal gives the paths ``norm_path`` gives each file."""
     expected: dict[str, str] = {}
-    expected_dirs: dict[str, set[str]] = {"claude": set(), "codex": set()}
     for raw, source in files:
         path = norm_path(raw)
         if path is not None and source in ("claude", "codex"):
             expected[path] = source
-            expected_dirs[source].add(path.rpartition("/")[0])  # the text before its last slash
+    expected_dirs = {path.rpartition("/")[0] for path in expected}  # the text before each one's last slash
     assert _known_paths(files, ["claude", "codex"]) == (expected, expected_dirs)
+
+
+def test_known_paths_that_are_not_text_are_normalised_or_dropped_one_by_one(tmp_path: Path) -> None:
+    files = [(str(tmp_path / "a.jsonl"), "claude"), (tmp_path / "b.jsonl", "codex"), (None, "claude"),
+             (str(tmp_path) + "//c.jsonl", "claude")]
+    known, dirs = _known_paths(files, ["claude", "codex"])  # type: ignore[arg-type]
+    assert known == {str(tmp_path / "a.jsonl"): "claude", str(tmp_path / "b.jsonl"): "codex",
+                     str(tmp_path / "c.jsonl"): "claude"}
+    assert dirs == {str(tmp_path)}
 
 
 def test_recorded_real_roots_are_used_without_resolving(tmp_path: Path) -> None:

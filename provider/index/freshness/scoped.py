@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
-from typing import Final
 
 from .candidates import Probe, collect_candidates
 from .context import Ctx, Unit
@@ -46,8 +47,6 @@ RowLookup = Callable[[Sequence[str]], Mapping[str, IndexRow]]
 #: Sources whose ``sessions.jsonl_path`` is the transcript unit itself (Kimi's unit is a directory, Pi is
 #: walked whole): a known file of these is judged even when no walked directory held it.
 _FILE_SOURCES = ("claude", "codex")
-#: Names a normal path never ends in.
-_DOT_NAMES: Final = frozenset({".", ".."})
 
 
 def _load_rows(lookup: RowLookup, paths: Collection[str]) -> Mapping[str, IndexRow]:
@@ -64,36 +63,32 @@ def _load_rows(lookup: RowLookup, paths: Collection[str]) -> Mapping[str, IndexR
     return rows
 
 
-def _known_paths(known_files: Sequence[tuple[str, str]],
-                 supported: Sequence[str]) -> tuple[dict[str, str], dict[str, set[str]]]:
+def _known_paths(known_files: Sequence[tuple[str, str]], supported: Sequence[str]) -> tuple[dict[str, str], set[str]]:
     """Source by normalised path of the known files of the supported sources (a later duplicate's source wins),
-    and the directories holding each source's files (as given: a path named under two sources adds its
-    directory to both, a superset the walk may look at once more).
+    and the directories holding them (those of every source: each walk looks only below its own top).
 
-    A scope's transcripts share a few directories: a path whose directory is already normal (``norm_path``
-    returns it unchanged) and whose name is neither empty, ``.``, ``..`` nor holds a NUL is already normal too,
-    so each directory is looked at once; any other path is normalised on its own."""
+    The common case is taken whole, with C-level passes and no test per path: every path of a supported
+    source (the scope template asked for those), NUL-free, holding a slash, named with more than two
+    characters (so not empty, ``.`` or ``..``), in an already normal directory (``scope.already_normal``; a
+    scope's transcripts share a few): each path is then already normal. Anything else (a shorter name too) is
+    normalised path by path (``scope.norm_path``)."""
+    wanted = set(supported)
+    try:
+        parts = list(map(str.rpartition, map(itemgetter(0), known_files), repeat("/")))
+    except TypeError:  # a path that is not a str
+        parts = []
+    if parts and all(map(itemgetter(1), parts)) and min(map(len, map(itemgetter(2), parts))) > 2 \
+            and set(map(itemgetter(1), known_files)) <= wanted \
+            and "\x00" not in "".join(map(itemgetter(0), known_files)):
+        dirs = set(map(itemgetter(0), parts))
+        if all(not directory or already_normal(directory) for directory in dirs):
+            return dict(known_files), dirs
     known: dict[str, str] = {}
-    dirs: dict[str, set[str]] = {source: set() for source in supported}
-    normal_dirs: dict[str, bool] = {}
     for raw, source in known_files:
-        held = dirs.get(source)
-        if held is None:
-            continue
-        if type(raw) is str:
-            directory, _, name = raw.rpartition("/")
-            normal = normal_dirs.get(directory)
-            if normal is None:
-                normal = normal_dirs[directory] = "\x00" not in directory and already_normal(directory)
-            if normal and name and name not in _DOT_NAMES and "\x00" not in name:
-                known[raw] = source
-                held.add(directory)
-                continue
-        path = norm_path(raw)
+        path = norm_path(raw) if source in wanted else None
         if path is not None:
             known[path] = source
-            held.add(path.rpartition("/")[0])
-    return known, dirs
+    return known, {path.rpartition("/")[0] for path in known}
 
 
 def _assess(ctx: Ctx, unit: Unit, tally: Tally) -> None:
@@ -143,12 +138,15 @@ def assess_scoped_freshness(
     tally = Tally()
     if root_list:
         known, dirs = _known_paths(known_files, supported)
+        # The rows of the scope's own files first, beside the other index reads and before any listing (SQLite's
+        # code and pages are still in the CPU's caches); then those of listed files the index does not attribute.
+        rows = _load_rows(lookup, known.keys())
         units: list[Unit] = []
         listed_files: list[tuple[str, list[str]]] = []  # (source, main transcripts listed): unbuilt units
         for home in homes:
             for source in supported:
                 mains: list[str] = []
-                collect_candidates(ctx, home, source, known=known, dirs=dirs[source], last_build_ms=marks.last_build,
+                collect_candidates(ctx, home, source, known=known, dirs=dirs, last_build_ms=marks.last_build,
                                    has_rows_under=has_rows_under, mains=mains, units=units)
                 if mains:
                     listed_files.append((source, mains))
@@ -158,7 +156,8 @@ def assess_scoped_freshness(
         for _, mains in listed_files:
             listed.update(mains)
         strays = [(p, known[p]) for p in known.keys() - listed if known[p] in _FILE_SOURCES]
-        ctx.rows = _load_rows(lookup, listed.union([p for p, _ in strays]))
+        unread = listed.difference(known)  # listed files the index does not place in scope: rows not read yet
+        ctx.rows = {**rows, **_load_rows(lookup, unread)} if unread else rows
         for source, mains in listed_files:
             attributed = known.keys() & mains
             judge_files_in_scope(ctx, attributed, source, tally)  # (in scope by the index's attribution)
