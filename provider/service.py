@@ -309,7 +309,7 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
     import apsw
 
     from .index.freshness import assess_scoped_freshness
-    from .index.scope_state import has_rows_under, read_unit_rows, transcript_homes
+    from .index.scope_state import Seek, has_rows_under, read_unit_rows, transcript_homes
 
     def lookup(paths: Sequence[str]) -> Mapping[str, IndexRow]:
         if len(paths) > _MEMO_MAX_PATHS:
@@ -317,12 +317,13 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
         return memo.get(("rows", has_cursor, tuple(paths)),
                         lambda: read_unit_rows(snap, paths, has_cursor=has_cursor))
 
+    seeks: list[Seek] = []  # what the homes skip-scan learned of index_state's key: answers prefix probes
     try:
-        homes = config.transcript_homes or memo.get(("homes",), lambda: transcript_homes(snap))
+        homes = config.transcript_homes or memo.get(("homes",), lambda: transcript_homes(snap, seeks))
         report = assess_scoped_freshness(
             scope_set.files if scope_set else (), markers,
             lookup=lookup,
-            has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix)),
+            has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix, seeks)),
             roots=admitted.scope.roots, real_roots=admitted.scope.bound_roots().real_paths,
             sources=admitted.scope.sources,
             transcript_homes=homes, now_ms=now_ms, stat=snap.deadline.bounded_stat(), remember=True)

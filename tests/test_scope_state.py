@@ -181,18 +181,60 @@ _PROBE_PATHS = st.lists(_PROBE_PARTS, min_size=1, max_size=4).map("".join)
        prefix=_PROBE_PATHS.filter(lambda p: not p.endswith("\U0010ffff")))  # the range needs a character above
 def test_prefix_probe_answers_as_the_range_does(tmp_path_factory: pytest.TempPathFactory, paths: list[str],
                                                  prefix: str) -> None:
-    """``has_rows_under`` (a seek with the skip-scan's statement, a range probe only when the seek cannot tell)
-    says exactly whether some path starts with the prefix, as the range ``PREFIX_SQL`` and Python do."""
-    from obelisk_session_evidence.index.scope_state import PREFIX_SQL
+    """``has_rows_under`` (a seek with the skip-scan's statement, a range probe only when the seek cannot tell;
+    first what the homes skip-scan's own seeks tell, when given) says exactly whether some path starts with the
+    prefix, as the range ``PREFIX_SQL`` and Python do."""
+    from obelisk_session_evidence.index.scope_state import PREFIX_SQL, Seek
 
     db = _db(tmp_path_factory.mktemp("probe") / "i.sqlite", sorted(set(paths)))
     upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
-    def work(snap: ReadSnapshot) -> tuple[bool, bool]:
-        return has_rows_under(snap, prefix), snap.one(PREFIX_SQL, {"lo": prefix, "hi": upper}) is not None
+    def work(snap: ReadSnapshot) -> tuple[bool, bool, bool]:
+        seeks: list[Seek] = []
+        transcript_homes(snap, seeks)
+        return (has_rows_under(snap, prefix), has_rows_under(snap, prefix, seeks),
+                snap.one(PREFIX_SQL, {"lo": prefix, "hi": upper}) is not None)
 
-    mine, ranged = _read(db, work)
-    assert mine == ranged == any(p.startswith(prefix) for p in paths)
+    mine, told, ranged = _read(db, work)
+    assert mine == told == ranged == any(p.startswith(prefix) for p in paths)
+
+
+@pytest.mark.parametrize("archived", [False, True])
+def test_the_skip_scan_answers_the_archive_probe_without_a_statement(tmp_path: Path, archived: bool) -> None:
+    """In a home's usual layout the homes skip-scan has already seen the first Codex path, which tells whether
+    any path lies under ``archived_sessions/`` (it sorts before ``sessions/``): the probe runs no statement."""
+    from obelisk_session_evidence.index.scope_state import Seek
+
+    paths = ["/h/.claude/projects/p/a.jsonl", "/h/.codex/sessions/2026/01/02/r.jsonl", "__last_build__"]
+    paths += ["/h/.codex/archived_sessions/r0.jsonl"] if archived else []
+    db = _db(tmp_path / "i.sqlite", paths)
+
+    def work(snap: ReadSnapshot) -> tuple[bool, int]:
+        seeks: list[Seek] = []
+        transcript_homes(snap, seeks)
+        counting = Counting(snap)
+        return has_rows_under(counting, "/h/.codex/archived_sessions/", seeks), counting.statements  # type: ignore[arg-type]
+
+    found, statements = _read(db, work)
+    assert found is archived and statements == 0
+
+
+@pytest.mark.parametrize(("prefix", "expected"), [("/h/.claude/projects/q/", True), ("/h/.claude/projects/r/", False),
+                                                  ("/h/.codex/archived_sessions/", False), ("/h/.kimi-code/", False)])
+def test_a_prefix_in_a_range_the_skip_scan_jumped_is_asked_of_the_index(tmp_path: Path, prefix: str,
+                                                                         expected: bool) -> None:
+    """The skip-scan jumps over a home's tool folder: its seeks say nothing of a prefix inside it."""
+    from obelisk_session_evidence.index.scope_state import Seek
+
+    db = _db(tmp_path / "i.sqlite", ["/h/.claude/projects/p/a.jsonl", "/h/.claude/projects/q/b.jsonl",
+                                     "/h/.codex/sessions/2026/01/02/r.jsonl"])
+
+    def work(snap: ReadSnapshot) -> bool:
+        seeks: list[Seek] = []
+        transcript_homes(snap, seeks)
+        return has_rows_under(snap, prefix, seeks)
+
+    assert _read(db, work) is expected
 
 
 def test_unit_rows_are_exactly_the_rows_of_the_given_paths(tmp_path: Path) -> None:

@@ -192,12 +192,13 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
         scope = read_scope_set(snap, scope_template(), sources=["claude", "codex"], roots=bound, since="")
         markers = read_marker_rows(snap)
         started = time.perf_counter()
+        seeks: list[tuple[str, str | None]] = []  # (as service._freshness: the skip-scan's seeks answer probes)
         report = assess_scoped_freshness(
             scope.files, markers,
             lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=True),
-            has_rows_under=lambda prefix: has_rows_under(snap, prefix),
+            has_rows_under=lambda prefix: has_rows_under(snap, prefix, seeks),
             roots=[root], real_roots=bound.real_paths, sources=["claude", "codex"],
-            transcript_homes=transcript_homes(snap), now_ms=now_ms,
+            transcript_homes=transcript_homes(snap, seeks), now_ms=now_ms,
             stat=snap.deadline.bounded_stat())  # the stat a request judges with (``service._freshness``)
         if timing is not None:
             timing.append((time.perf_counter() - started) * 1000)

@@ -147,27 +147,51 @@ def json_text_array(texts: list[str]) -> str:
     return '["' + '","'.join(texts) + '"]' if texts else "[]"
 
 
-def has_rows_under(snap: ReadSnapshot, prefix: str) -> bool:
-    """Whether ``index_state`` holds any path starting with ``prefix`` (one primary-key seek).
+#: What one seek of ``NEXT_PATH_SQL`` learned, ``(after, found)``: no path sorts strictly between ``after`` and
+#: ``found`` (none at all after ``after`` when ``found`` is None), and ``found`` is a path.
+Seek = tuple[str, str | None]
 
-    First asked with ``NEXT_PATH_SQL``, the statement the homes skip-scan already prepared in this snapshot (a
+
+def _seek_tells(prefix: str, after: str, found: str | None) -> bool | None:
+    """Whether some path starts with ``prefix``, as the seek ``(after, found)`` tells it; None: it cannot tell.
+
+    Every path that starts with ``prefix`` sorts at or after ``prefix``, and before any path that sorts after
+    ``prefix`` without starting with it; so when ``after`` sorts below ``prefix``, the first path after
+    ``after`` answers unless it sorts between ``after`` and ``prefix``."""
+    if not after < prefix:
+        return None
+    if found is None:
+        return False
+    if found.startswith(prefix):
+        return True
+    return False if found > prefix else None
+
+
+def has_rows_under(snap: ReadSnapshot, prefix: str, seeks: Sequence[Seek] = ()) -> bool:
+    """Whether ``index_state`` holds any path starting with ``prefix``: no statement when a seek the homes
+    skip-scan made tells (``seeks``, as ``transcript_homes`` recorded them), else one primary-key seek.
+
+    That seek asks ``NEXT_PATH_SQL``, the statement the homes skip-scan already prepared in this snapshot (a
     new statement costs more than the seek): the first path after a string just below ``prefix``. That path
     answers unless it sorts between that string and ``prefix`` (a path of ``prefix`` minus its last character,
     then a lower character, then four U+10FFFF), and then the range probe ``PREFIX_SQL`` does.
     """
     if not prefix:
         return False
+    for after, found in seeks:
+        told = _seek_tells(prefix, after, found)
+        if told is not None:
+            return told
     last = ord(prefix[-1])
     if last > 0 and not 0xD800 <= last - 1 <= 0xDFFF:  # a string just below prefix exists and is UTF-8
-        row = snap.one(NEXT_PATH_SQL, {"after": prefix[:-1] + chr(last - 1) + _TOP * 4})
+        below = prefix[:-1] + chr(last - 1) + _TOP * 4
+        row = snap.one(NEXT_PATH_SQL, {"after": below})
         if row is None:
             return False  # no path after one below prefix: none at or after prefix either
-        found = row[0]
-        if isinstance(found, str):
-            if found.startswith(prefix):
-                return True
-            if found > prefix:
-                return False  # the first path at or after prefix sorts after every path that starts with it
+        if isinstance(row[0], str):
+            told = _seek_tells(prefix, below, row[0])
+            if told is not None:
+                return told
     upper = prefix[:-1] + chr(last + 1)
     return snap.one(PREFIX_SQL, {"lo": prefix, "hi": upper}) is not None
 
@@ -179,19 +203,24 @@ def read_marker_rows(snap: ReadSnapshot) -> dict[str, object]:
             if isinstance(name, str) and len(name) >= 4 and name.endswith("__")}
 
 
-def transcript_homes(snap: ReadSnapshot) -> tuple[str, ...]:
+def transcript_homes(snap: ReadSnapshot, seeks: list[Seek] | None = None) -> tuple[str, ...]:
     """The HOME-like directories the indexer read from, by a skip-scan over ``index_state``'s key.
 
     Each step seeks the first path after the last home's tool folder, so the cost is one seek per
-    (home, tool) pair, not one per row; bounded by ``MAX_HOME_STEPS``.
+    (home, tool) pair, not one per row; bounded by ``MAX_HOME_STEPS``. ``seeks`` receives what each step
+    learned (``Seek``), for ``has_rows_under`` in the same snapshot.
     """
     homes: set[str] = set()
     after = ""
     for _ in range(MAX_HOME_STEPS):
         row = snap.one(NEXT_PATH_SQL, {"after": after})
         if row is None or not isinstance(row[0], str):
+            if row is None and seeks is not None:
+                seeks.append((after, None))
             break
         path = row[0]
+        if seeks is not None:
+            seeks.append((after, path))
         if path.startswith("__"):
             after = "__" + _TOP  # the marker rows sort together: skip them all
             continue
