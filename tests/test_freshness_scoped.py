@@ -22,6 +22,7 @@ from obelisk_session_evidence.index.freshness import FreshnessReport, assess_fre
 from obelisk_session_evidence.index.freshness.candidates import _skip_below, cutoff_day, slug_can_hold
 from obelisk_session_evidence.index.freshness.tally import claude_slug
 from obelisk_session_evidence.index.scope_state import (
+    Seek,
     has_rows_under,
     read_marker_rows,
     read_scope_set,
@@ -111,11 +112,12 @@ def scoped(db: Path, *, roots: Sequence[str], sources: Sequence[str], homes: Seq
     def work(snap: ReadSnapshot) -> FreshnessReport:
         scope = read_scope_set(snap, scope_template(), sources=sources, roots=Roots.of(roots), since="")
         has_cursor = any(r[0] == "cursor" for r in snap.rows("SELECT name FROM pragma_table_info('index_state')"))
-        found_homes = [Path(h) for h in transcript_homes(snap)] if homes is None else homes
+        seeks: list[Seek] = []  # (as service._freshness: what the skip-scan saw answers the archive probe)
+        found_homes = [Path(h) for h in transcript_homes(snap, seeks)] if homes is None else homes
         return assess_scoped_freshness(
             scope.files, read_marker_rows(snap),
             lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=has_cursor),
-            has_rows_under=lambda prefix: has_rows_under(snap, prefix),
+            has_rows_under=lambda prefix: has_rows_under(snap, prefix, seeks),
             roots=roots, sources=sources, transcript_homes=found_homes, now_ms=now_ms,
             stat=stat)  # type: ignore[arg-type]
 
@@ -263,6 +265,26 @@ def test_old_unchanged_codex_day_directory_is_not_listed_but_its_scope_files_are
     # the scope's files, the year, month and day directories, root and home
     assert counted.stats <= in_scope_codex + 3 + 3
     assert counted.listed_under(h.home) == [str(h.home / ".codex" / "sessions")]  # no date directory listed
+
+
+def test_a_known_transcript_named_through_a_link_is_judged_by_its_resolved_row(tmp_path: Path) -> None:
+    """The index names a session's transcript through a symbolic link to its directory and holds its row under
+    the resolved path: the row is found under that form, so the transcript is judged, not unindexed."""
+    repo = tmp_path / "src" / "repo"
+    repo.mkdir(parents=True)
+    home = tmp_path / "home"
+    transcript = claude_session(home, repo, "linked")
+    elsewhere = home / ".claude" / "projects" / "kept-elsewhere"  # a name no root's encoding matches
+    transcript.parent.rename(elsewhere)
+    real = elsewhere / transcript.name
+    link = tmp_path / "link"
+    link.symlink_to(elsewhere, target_is_directory=True)
+    cursor = sig5(real)
+    rows = [("__last_build__", NOW_MS - 60_000, 0, None), ("__claude_canonical_transcript_v3__", NOW_MS, 0, None),
+            (str(real), float(cursor.split(":")[0]), int(cursor.split(":")[1]), cursor)]
+    db = build_index(tmp_path / "i.sqlite", rows, [("linked", "claude", str(repo), str(link / real.name))])
+    report = scoped(db, roots=[str(repo)], sources=["claude"], homes=[home])
+    assert (report.verdict, report.units_in_scope, report.up_to_date) == ("fresh", 1, 1)
 
 
 def test_deleted_in_scope_transcript_is_missing_on_disk(tmp_path: Path) -> None:

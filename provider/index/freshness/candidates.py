@@ -64,7 +64,7 @@ def first_components(paths: Collection[str], top: str) -> set[str]:
 def claude_units(ctx: Ctx, home: str, dirs: Collection[str], mains: list[str], units: list[Unit]) -> None:
     """The project directories that can hold the scope's sessions, listed (``walk.list_claude_project``);
     ``dirs``: the directories holding the scope's known Claude transcripts."""
-    projects = os.path.join(home, ".claude", "projects")
+    projects = home.rstrip("/") + "/.claude/projects"  # (home is normal: os.path.join's result, at less cost)
     slugs = {claude_slug(root) for root in ctx.roots}
     # Every name ``slug_can_hold`` accepts starts with a slug cut to CLAUDE_SLUG_CUT (a prefix of the slug
     # itself): one C-level test passes over the other projects' directories.
@@ -199,9 +199,9 @@ def _archived(ctx: Ctx, top: str, cutoff: Day | None, known: Collection[str]) ->
 def codex_units(ctx: Ctx, home: str, known: Mapping[str, str], dirs: Collection[str], *, cutoff: Day | None,
                 has_rows_under: Probe, last_build_ms: float | None) -> Iterator[Unit]:
     """``known``: source by path of the scope's known transcripts; ``dirs``: the directories of its Codex ones."""
-    codex = os.path.join(home, ".codex")
-    yield from _codex_sessions(ctx, os.path.join(codex, "sessions"), cutoff, dirs, last_build_ms)
-    archived = os.path.join(codex, "archived_sessions")
+    codex = home.rstrip("/") + "/.codex"  # (home is normal: os.path.join's result, at less cost)
+    yield from _codex_sessions(ctx, codex + "/sessions", cutoff, dirs, last_build_ms)
+    archived = codex + "/archived_sessions"
     if has_rows_under(archived + os.sep):
         yield from _archived(ctx, archived, cutoff, {path for path, source in known.items() if source == "codex"})
 

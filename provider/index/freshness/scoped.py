@@ -50,11 +50,14 @@ _FILE_SOURCES = ("claude", "codex")
 
 
 def _load_rows(lookup: RowLookup, paths: Collection[str]) -> Mapping[str, IndexRow]:
-    """The rows of ``paths``, then of the resolved form of the paths without a row (under that form), as the
-    lookup returned them (its mapping is not changed: a warm service may keep it)."""
+    """The rows of ``paths`` (distinct: a set or a dict's keys), then of the resolved form of the paths without a
+    row (under that form), as the lookup returned them (its mapping is not changed: a warm service may keep it).
+    The lookup gives rows of the paths asked only: as many rows as paths means every path has its row."""
     rows = lookup(sorted(paths))  # (sorted: a warm service remembers rows by the paths asked, in order)
+    if len(rows) == len(paths):
+        return rows  # every path has its row (the paths are distinct, the rows are theirs): the common case
     resolved = set()
-    for path in set(paths).difference(rows):  # (a set difference: the common case, every path has its row)
+    for path in set(paths).difference(rows):
         real = os.path.realpath(path)
         if real != path:
             resolved.add(real)
