@@ -63,7 +63,7 @@ def first_components(paths: Collection[str], top: str) -> set[str]:
 
 def claude_units(ctx: Ctx, home: str, dirs: Collection[str], mains: list[str], units: list[Unit]) -> None:
     """The project directories that can hold the scope's sessions, listed (``walk.list_claude_project``);
-    ``dirs``: the directories holding the scope's known Claude transcripts."""
+    ``dirs``: the directories holding the scope's known transcripts (those below the projects folder count)."""
     projects = home.rstrip("/") + "/.claude/projects"  # (home is normal: os.path.join's result, at less cost)
     slugs = {claude_slug(root) for root in ctx.roots}
     # Every name ``slug_can_hold`` accepts starts with a slug cut to CLAUDE_SLUG_CUT (a prefix of the slug
@@ -198,7 +198,8 @@ def _archived(ctx: Ctx, top: str, cutoff: Day | None, known: Collection[str]) ->
 
 def codex_units(ctx: Ctx, home: str, known: Mapping[str, str], dirs: Collection[str], *, cutoff: Day | None,
                 has_rows_under: Probe, last_build_ms: float | None) -> Iterator[Unit]:
-    """``known``: source by path of the scope's known transcripts; ``dirs``: the directories of its Codex ones."""
+    """``known``: source by path of the scope's known transcripts; ``dirs``: the directories holding them (those
+    below the sessions folder count)."""
     codex = home.rstrip("/") + "/.codex"  # (home is normal: os.path.join's result, at less cost)
     yield from _codex_sessions(ctx, codex + "/sessions", cutoff, dirs, last_build_ms)
     archived = codex + "/archived_sessions"
@@ -212,7 +213,8 @@ def collect_candidates(ctx: Ctx, home: str, source: str, *, known: Mapping[str, 
     """The units of ``source`` in ``home`` that can belong to the scope (module docstring): Claude main
     transcripts as paths onto ``mains`` (each stands for ``Unit(path, source, "jsonl")``), every other unit onto
     ``units``. ``known``: source by path of the transcript files of the sessions in scope, as
-    ``scope.norm_path`` returned them; ``dirs``: the directories holding those of ``source``."""
+    ``scope.norm_path`` returned them; ``dirs``: the directories holding them (each walk takes those below its
+    own top)."""
     if source == "claude":
         claude_units(ctx, home, dirs, mains, units)
     elif source == "codex":

@@ -22,8 +22,9 @@ from .rows import Row, UnitRow, number
 from .walk import kimi_files
 
 _COUNT_CHUNK: Final = 1024 * 1024
-#: Longest cursor ``unchanged_signature`` looks at: five decimal numbers of at most 20 digits and a fraction
-#: each fit with room to spare (a longer one is judged in full).
+#: Longest cursor ``unchanged_signature`` looks at: five plain decimal numbers (a time at most 17 significant
+#: digits and a point, a count, size or inode at most 20 digits) and four colons fit with room to spare; a longer
+#: one is judged in full.
 _PLAIN_SIGNATURE_CHARS: Final = 160
 
 
