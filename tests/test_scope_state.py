@@ -299,12 +299,17 @@ def test_rows_of_crafted_values_reach_python_as_index_rows(tmp_path: Path) -> No
         "/h/blob": ("/h/blob", None, None, "x" * 10),
     }
 
-    def work(snap: ReadSnapshot) -> tuple[object, object]:
-        state = read_index_state(snap, has_cursor=True, schema_cookie=0, identity=None)
-        return read_unit_rows(snap, sorted(expected), has_cursor=True), state.rows
+    def work(snap: ReadSnapshot) -> list[tuple[object, object]]:
+        return [(read_unit_rows(snap, sorted(expected), has_cursor=has_cursor),
+                 read_index_state(snap, has_cursor=has_cursor, schema_cookie=0, identity=None).rows)
+                for has_cursor in (True, False)]
 
-    rows, status_rows = _read(db, work)
+    (rows, status_rows), (rows_no_cursor, status_no_cursor) = _read(db, work)
     assert rows == expected
     assert {row[0]: row for row in status_rows} == expected  # type: ignore[index]
     for row in rows.values():  # type: ignore[attr-defined]
         assert [type(value) for value in row] == [str, *(type(e) for e in expected[row[0]][1:])]
+    # A database without the cursor column: the same typed columns, the cursor None (both readers alike).
+    without = {path: (*row[:3], None) for path, row in expected.items()}
+    assert rows_no_cursor == without
+    assert {row[0]: row for row in status_no_cursor} == without  # type: ignore[index]
