@@ -177,6 +177,7 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
     reads anyway (the markers for its index revision, ``service._read``, which passes them on to freshness)."""
     from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
     from obelisk_session_evidence.index.scope_state import (
+        Seek,
         has_rows_under,
         read_marker_rows,
         read_scope_set,
@@ -192,7 +193,7 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
         scope = read_scope_set(snap, scope_template(), sources=["claude", "codex"], roots=bound, since="")
         markers = read_marker_rows(snap)
         started = time.perf_counter()
-        seeks: list[tuple[str, str | None]] = []  # (as service._freshness: the skip-scan's seeks answer probes)
+        seeks: list[Seek] = []  # (as service._freshness: the skip-scan's seeks answer probes)
         report = assess_scoped_freshness(
             scope.files, markers,
             lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=True),
