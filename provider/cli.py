@@ -134,7 +134,8 @@ def cmd_enable(args: argparse.Namespace) -> int:
         include_worktrees=args.include_worktrees, qualification_report=args.qualification_report,
         out=sys.stdout, replace=args.replace, db_path=_db_path(args),
         allow_unknown_source=args.allow_unknown_source, accept_synthetic=args.accept_synthetic_qualification,
-        max_report_age_days=args.max_report_age_days,
+        max_report_age_days=args.max_report_age_days, allow_broad_root=args.allow_broad_root,
+        allow_shared_root=args.allow_shared_root,
     )
 
 
@@ -356,6 +357,12 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                        help="accept a generated-corpus report (qualify --self-test); recorded in the config")
         e.add_argument("--max-report-age-days", type=int, default=30, metavar="N",
                        help="refuse a qualification report older than N days (default 30)")
+        e.add_argument("--allow-broad-root", action="store_true",
+                       help="accept a root that is the home directory or holds another git repository (never /); "
+                            "recorded in the config")
+        e.add_argument("--allow-shared-root", action="store_true",
+                       help="accept roots that overlap another enabled scope reading a common source; recorded in "
+                            "the config")
         common(e)
         e.set_defaults(func=cmd_enable)
 

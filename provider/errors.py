@@ -160,3 +160,24 @@ ERROR_CODES: dict[str, type[ProviderError]] = {
 }
 
 EXIT_CODES: dict[str, int] = {"ok": 0, "internal": 1, "rejected": 2, "failed": 3}
+
+#: The refusal codes of ``enable`` and ``disable``. They answer with a JSON line of their own
+#: (``{"ok": false, "error": {"code": ..., "detail": ...}}``), not a query envelope, so these codes are not
+#: in :data:`ERROR_CODES`; they are as stable (an operator's script may branch on them).
+LIFECYCLE_CODES: dict[str, str] = {
+    "invalid_argument": "an id, source, root or stage is malformed",
+    "root_not_directory": "a --root is not an existing directory",
+    "root_too_broad": "a --root is /, the home directory or contains it, or holds another git repository or a "
+                      "worktree of one (--allow-broad-root, never for /)",
+    "root_too_large": "a --root holds more entries than enable looks at, so whether it holds another "
+                      "repository cannot be told (--allow-broad-root)",
+    "root_overlaps_scope": "a bound root is, contains or lies in a root of another enabled scope with a "
+                           "common source: both would read the same sessions (--allow-shared-root)",
+    "unknown_source": "a --source the index does not know (--allow-unknown-source)",
+    "already_enabled": "the same agent, project and repository are enabled (--replace)",
+    "qualification_required": "--stage 2 without a qualification report, or a report that does not qualify "
+                              "this scope",
+    "not_enabled": "disable: nothing enabled for these ids",
+    "config_invalid": "the provider configuration cannot be read; it was left unchanged",
+    "config_write_failed": "the provider configuration or its digest key could not be written",
+}

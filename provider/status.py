@@ -278,6 +278,13 @@ def _qualified(scope: EnabledScope) -> str:
     return f" (qualified: {record.kind})"
 
 
+#: How ``status`` names a waiver ``enable`` recorded for a scope.
+_ALLOWED = {
+    "broad_root": "broad root (--allow-broad-root): a root is the home directory or holds another repository",
+    "shared_root": "shared root (--allow-shared-root): a root overlaps another enabled scope with a common source",
+}
+
+
 def _scope_lines(scope: EnabledScope, fresh: FreshnessReport | None) -> list[str]:
     identity = scope.repository_identity
     lines = [
@@ -293,6 +300,7 @@ def _scope_lines(scope: EnabledScope, fresh: FreshnessReport | None) -> list[str
                      f"{len(identity.remote_digests)} remote(s), {len(identity.worktrees)} other worktree(s)")
         lines.append(f"    identity   {kind}")
     lines.extend(f"    root       {_safe(root)}" for root in scope.roots)
+    lines.extend(f"    allowed    {_ALLOWED.get(a, _safe(a))}" for a in scope.allowances)
     if identity is not None:
         bound = set(scope.roots)
         lines.extend(f"    worktree   {_safe(w)} (not bound; enable with --include-worktrees)"

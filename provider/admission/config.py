@@ -57,6 +57,10 @@ class QualificationRecord(NamedTuple):
     synthetic_accepted: bool = False
 
 
+#: The checks of ``enable`` an operator may waive for one scope, each recorded in it (``allowances``).
+ALLOWANCES: tuple[str, ...] = ("broad_root", "shared_root")
+
+
 class EnabledScope(NamedTuple):
     agent_id: str
     project_id: str
@@ -69,6 +73,9 @@ class EnabledScope(NamedTuple):
     enabled_at: str = ""
     repository_identity: RepositoryIdentity | None = None
     qualification: QualificationRecord | None = None
+    #: What ``enable`` was told to allow for this scope and needed: ``broad_root`` (``--allow-broad-root``),
+    #: ``shared_root`` (``--allow-shared-root``); ``status`` shows them.
+    allowances: tuple[str, ...] = ()
 
     def bound_roots(self) -> Roots:
         """The roots as retrieval compares them: every spelling for the SQL prefilter, real paths to decide."""
@@ -162,13 +169,14 @@ def _qualification(value: Any) -> QualificationRecord | None:
 
 def _scope(value: Any) -> EnabledScope:
     data = _object(value, ("agent_id", "project_id", "repository_id", "sources", "roots"),
-                   ("real_roots", "stage", "enabled_at", "repository_identity", "qualification"))
+                   ("real_roots", "stage", "enabled_at", "repository_identity", "qualification", "allowances"))
     return EnabledScope(agent_id=_str(data["agent_id"]), project_id=_str(data["project_id"]),
                         repository_id=_str(data["repository_id"]), sources=_strings(data["sources"]),
                         roots=_strings(data["roots"]), real_roots=_strings(data.get("real_roots", [])),
                         stage=_one_of(data.get("stage", 1), (1, 2)), enabled_at=_str(data.get("enabled_at", "")),
                         repository_identity=_identity(data.get("repository_identity")),
-                        qualification=_qualification(data.get("qualification")))
+                        qualification=_qualification(data.get("qualification")),
+                        allowances=tuple(_one_of(a, ALLOWANCES) for a in _strings(data.get("allowances", []))))
 
 
 def _ceilings(value: Any) -> Ceilings:

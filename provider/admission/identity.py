@@ -11,6 +11,11 @@ Remote URLs are normalised to ``host/path`` (``git@github.com:acme/acme-api.git`
 ``provider/digest.py``): credentials embedded in a URL never reach the config, neither does the URL itself, and
 an unkeyed digest that would let anyone confirm a guessed remote ("is this agent working on acme/secret?")
 is never made.
+
+Worktrees are taken from ``git worktree list`` only as candidates: one is kept when git does not mark it
+prunable and its own ``.git`` points back into this repository's git directory (``gitlink.py``), so a planted
+``.git/worktrees/<name>/gitdir`` naming another repository or the home directory binds nothing; the refused
+candidates come back with a reason.
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ import re
 import subprocess
 import urllib.parse
 from collections.abc import Mapping, Sequence
+from typing import Literal, NamedTuple
 
 from ..digest import DigestKey
 from .config import RepositoryIdentity
+from .gitlink import main_checkout_of, worktree_of
 
-__all__ = ["GIT_TIMEOUT_S", "normalize_remote", "remote_digest", "repository_identity"]
+__all__ = ["GIT_TIMEOUT_S", "Binding", "normalize_remote", "remote_digest", "repository_binding",
+           "repository_identity"]
 
 GIT_TIMEOUT_S = 2.0
 #: Variables that redirect git to another repository, index or object store than the one at ``-C root``.
@@ -55,7 +63,13 @@ def normalize_remote(url: str) -> str | None:
 
     Local remotes (a path or ``file://``) normalise to their cleaned absolute path.
     """
-    text = url.strip()
+    try:
+        return _normalize_remote(url.strip())
+    except ValueError:  # urlsplit refuses some URLs (``https://[::1/x``: an unclosed IPv6 host)
+        return None
+
+
+def _normalize_remote(text: str) -> str | None:
     if not text:
         return None
     if "://" in text:
@@ -107,46 +121,125 @@ def _root_commit(root: str, env: Mapping[str, str]) -> str | None:
     return commits[0] if commits else None
 
 
-def _remote_digests(root: str, env: Mapping[str, str], key: DigestKey) -> tuple[str, ...]:
+def _remotes(root: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The normalised remotes (plain: digested only under the install's key, :meth:`Binding.identity`)."""
     out = _git(root, ["remote", "-v"], env)
     if out is None:
         return ()
-    digests: set[str] = set()
+    found: set[str] = set()
     for line in out.splitlines():
         fields = line.split("\t", 1)
         if len(fields) != 2:
             continue
-        url = fields[1].rsplit(" (", 1)[0]
-        normalized = normalize_remote(url)
+        normalized = normalize_remote(fields[1].rsplit(" (", 1)[0])
         if normalized:
-            digests.add(remote_digest(normalized, key))
-    return tuple(sorted(digests))
+            found.add(normalized)
+    return tuple(sorted(found))
 
 
 def _same_dir(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
-    except OSError:
+    except (OSError, ValueError):
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _worktrees(root: str, toplevel: str | None, env: Mapping[str, str]) -> tuple[str, ...]:
-    out = _git(root, ["worktree", "list", "--porcelain"], env)
+def _common_dir(root: str, env: Mapping[str, str]) -> str | None:
+    """The repository's common git directory, real path (git prints it relative to ``root`` or absolute)."""
+    out = _git(root, ["rev-parse", "--git-common-dir"], env)
+    if out is None or not out.strip("\n"):
+        return None
+    return os.path.realpath(os.path.join(root, out.strip("\n")))
+
+
+class _Record(NamedTuple):
+    path: str
+    main: bool
+    bare: bool
+    prunable: bool
+
+
+def _records(root: str, env: Mapping[str, str]) -> list[_Record]:
+    """``git worktree list --porcelain -z``: one record per worktree, the main one first (without ``-z``,
+    git before 2.36, a record per block of lines)."""
+    out, end = _git(root, ["worktree", "list", "--porcelain", "-z"], env), "\0"
     if out is None:
-        return ()
-    found: list[str] = []
-    for line in out.splitlines():
-        if not line.startswith("worktree "):
+        out, end = _git(root, ["worktree", "list", "--porcelain"], env), "\n"
+    records: list[_Record] = []
+    fields: list[str] = []
+    for field in (out or "").split(end):
+        if field:
+            fields.append(field)
             continue
-        path = line[len("worktree "):]
-        if not os.path.isabs(path):
-            continue
-        path = os.path.normpath(path)
+        if fields and fields[0].startswith("worktree "):
+            records.append(_Record(fields[0][len("worktree "):], not records, "bare" in fields,
+                                   any(f == "prunable" or f.startswith("prunable ") for f in fields)))
+        fields = []
+    return records
+
+
+def _judge(record: _Record, common_dir: str | None) -> str | None:
+    """Why a worktree candidate is not bound, or None when it is a checkout of this repository."""
+    if record.prunable:
+        return "prunable"
+    if record.bare:
+        return "bare"
+    if not os.path.isabs(record.path) or not os.path.isdir(record.path):
+        return "missing"
+    if common_dir is None:
+        return "not_this_repository"
+    ours = main_checkout_of(record.path, common_dir) if record.main else worktree_of(record.path, common_dir)
+    return None if ours else "not_this_repository"
+
+
+class Binding(NamedTuple):
+    """What git and the disk say about the repository holding one root, before anything is keyed."""
+
+    kind: Literal["git", "directory"]
+    root_commit: str | None = None
+    #: Normalised remotes, plain: kept only in memory, digested under the install's key by :meth:`identity`.
+    remotes: tuple[str, ...] = ()
+    common_dir: str | None = None
+    #: The other worktrees that are checkouts of this repository (absolute, normalised).
+    worktrees: tuple[str, ...] = ()
+    #: The candidates ``git worktree list`` named that are not, each with its reason.
+    refused: tuple[tuple[str, str], ...] = ()
+
+    def identity(self, key: DigestKey, worktrees: Sequence[str] | None = None) -> RepositoryIdentity:
+        """The recorded identity, remotes keyed with ``key``; ``worktrees`` replaces the verified list."""
+        if self.kind != "git":
+            return RepositoryIdentity(kind="directory")
+        return RepositoryIdentity(
+            kind="git", root_commit=self.root_commit,
+            remote_digests=tuple(sorted({remote_digest(r, key) for r in self.remotes})),
+            worktrees=tuple(self.worktrees if worktrees is None else worktrees))
+
+
+def repository_binding(root: str, env: Mapping[str, str] | None = None) -> Binding:
+    """The :class:`Binding` of the repository holding ``root`` (a plain directory: ``kind="directory"``).
+
+    Every other worktree git lists is judged (``root`` and its top level excluded): kept when it is a checkout
+    of this repository, else refused with a reason. Never raises.
+    """
+    git_env = _git_env(os.environ if env is None else env)
+    top = _git(root, ["rev-parse", "--show-toplevel"], git_env)
+    if top is None or not top.strip():
+        return Binding(kind="directory")
+    toplevel = os.path.normpath(top.strip()) if os.path.isabs(top.strip()) else None
+    common_dir = _common_dir(root, git_env)
+    kept: list[str] = []
+    refused: list[tuple[str, str]] = []
+    for record in _records(root, git_env):
+        path = os.path.normpath(record.path) if os.path.isabs(record.path) else record.path
         if _same_dir(path, root) or (toplevel is not None and _same_dir(path, toplevel)):
             continue
-        if os.path.isdir(path):
-            found.append(path)
-    return tuple(dict.fromkeys(found))
+        reason = _judge(record._replace(path=path), common_dir)
+        if reason is None:
+            kept.append(path)
+        else:
+            refused.append((path, reason))
+    return Binding(kind="git", root_commit=_root_commit(root, git_env), remotes=_remotes(root, git_env),
+                   common_dir=common_dir, worktrees=tuple(dict.fromkeys(kept)), refused=tuple(refused))
 
 
 def repository_identity(root: str, *, include_worktrees: bool, key: DigestKey,
@@ -154,19 +247,9 @@ def repository_identity(root: str, *, include_worktrees: bool, key: DigestKey,
     """The identity of the repository holding ``root`` and the worktree roots to bind; remote digests are
     keyed with ``key``.
 
-    The identity lists every other worktree git knows of (absolute paths, the root itself excluded); the
-    returned list holds the same paths when ``include_worktrees`` is set, else it is empty. Never raises.
+    The identity lists every other worktree of this repository (absolute paths, the root itself excluded;
+    see :func:`repository_binding`); the returned list holds the same paths when ``include_worktrees`` is
+    set, else it is empty. Never raises.
     """
-    git_env = _git_env(os.environ if env is None else env)
-    top = _git(root, ["rev-parse", "--show-toplevel"], git_env)
-    if top is None or not top.strip():
-        return RepositoryIdentity(kind="directory"), []
-    toplevel = os.path.normpath(top.strip()) if os.path.isabs(top.strip()) else None
-    worktrees = _worktrees(root, toplevel, git_env)
-    identity = RepositoryIdentity(
-        kind="git",
-        root_commit=_root_commit(root, git_env),
-        remote_digests=_remote_digests(root, git_env, key),
-        worktrees=worktrees,
-    )
-    return identity, list(worktrees) if include_worktrees else []
+    binding = repository_binding(root, env)
+    return binding.identity(key), list(binding.worktrees) if include_worktrees else []

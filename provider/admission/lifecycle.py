@@ -14,6 +14,14 @@ rather than silently ignored). ``disable`` removes one repository's entry (``--r
 repository of the agent and project, listing them. Only ``enable`` opens the Obelisk database (read-only);
 neither writes any file but the config.
 
+What a scope binds is checked before anything is written (``binding.py``, issue 30): a root that is ``/``,
+the home directory, or holds another repository is refused (``root_too_broad``, ``root_too_large``) unless
+``--allow-broad-root``; a bound root that overlaps another enabled scope's with a common source is refused
+(``root_overlaps_scope``) unless ``--allow-shared-root``. A waiver is recorded in the scope (``allowances``)
+only when it was needed. A worktree git lists is bound (``--include-worktrees``) only when it is a checkout
+of this repository (``identity.py``), not too broad either, and holds no bound root; the others are reported
+(``worktrees_refused``: keyed digests and reasons).
+
 Output: one JSON line on ``out``. Success prints a summary whose roots are digests only; failure prints
 ``{"ok": false, "error": {"code": ..., "detail": ...}}`` with a content-free detail (roots are named by
 their position, never by their path). Exit codes: 0 done, 2 refused (bad argument, not enabled,
@@ -28,10 +36,12 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, NamedTuple, TextIO
 
 from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, load_key, scope_basis
 from ..errors import ConfigInvalid
+from ..paths import within
+from .binding import breadth, home_dirs, overlaps
 from .config import (
     EnabledScope,
     ProviderConfig,
@@ -40,7 +50,7 @@ from .config import (
     load_config,
     save_config,
 )
-from .identity import repository_identity
+from .identity import Binding, repository_binding
 
 __all__ = ["MAX_ID_CHARS", "MAX_REPORT_BYTES", "SOURCE_RE", "disable_scope", "enable_scope", "normalize_root",
            "scope_summary"]
@@ -54,6 +64,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class _Refused(Exception):
+    """A refusal of ``enable``/``disable``: ``code`` is one of ``errors.LIFECYCLE_CODES``."""
+
     def __init__(self, code: str, detail: str, exit_code: int = EXIT_REFUSED) -> None:
         super().__init__(detail)
         self.code = code
@@ -267,6 +279,7 @@ def scope_summary(scope: EnabledScope, key: DigestKey | None) -> dict[str, Any]:
         "qualified": scope.qualification is not None and scope.qualification.passed,
         "qualification_kind": scope.qualification.kind if scope.qualification else None,
         "synthetic_qualification_accepted": bool(scope.qualification and scope.qualification.synthetic_accepted),
+        "allowances": list(scope.allowances),
     }
 
 
@@ -296,21 +309,106 @@ def _draft_scope(*, agent_id: str, project_id: str, repository_id: str, sources:
     )
 
 
-def _bind_repositories(draft: EnabledScope, *, include_worktrees: bool,
-                       key: DigestKey) -> tuple[EnabledScope, int]:
-    """The scope with each root's repository identity (remote digests keyed with ``key``), the worktrees to
-    bind and every root's real path; and how many worktree roots were added."""
-    identities: list[RepositoryIdentity] = []
-    bound: list[str] = list(draft.roots)
-    for root in draft.roots:
-        identity, extra = repository_identity(root, include_worktrees=include_worktrees, key=key)
-        identities.append(identity)
-        bound.extend(extra)
-    all_roots = tuple(dict.fromkeys(normalize_root(r) for r in bound))
-    scope = draft._replace(
-        roots=all_roots, real_roots=tuple(dict.fromkeys(os.path.realpath(r) for r in all_roots)),
-        repository_identity=_merge_identity(identities))
-    return scope, len(all_roots) - len(draft.roots)
+class _Plan(NamedTuple):
+    """What a scope will bind, every root checked: the roots (the operator's, then worktrees), their real
+    paths, each operator root's repository, the worktrees refused and the breadth waivers used."""
+
+    roots: tuple[str, ...]
+    real_roots: tuple[str, ...]
+    bindings: tuple[Binding, ...]
+    worktrees_bound: int
+    refused: tuple[tuple[str, str], ...]
+    allowed: tuple[dict[str, Any], ...]
+
+
+_BROAD = {
+    "home_directory": "is the home directory: it holds every repository of this user",
+    "contains_home_directory": "contains the home directory: it holds every repository of this user",
+}
+
+
+def _broad_refusal(position: int, reason: str, level: int) -> _Refused:
+    where = f"--root #{position}"
+    if reason == "filesystem_root":
+        return _Refused("root_too_broad", f"{where} is /: it holds every repository on this machine and no "
+                        "session path matches under it; name the repository's own directory (no flag allows /)")
+    if reason == "too_large_to_check":
+        from .binding import WALK_DEPTH, WALK_ENTRIES
+
+        return _Refused("root_too_large", f"{where} holds more than {WALK_ENTRIES} entries within {WALK_DEPTH} "
+                        "levels, so enable cannot tell whether it holds another repository; name the "
+                        "repository's own directory, or pass --allow-broad-root")
+    what = _BROAD.get(reason, f"holds another git repository (or a worktree of one) {level} level(s) below "
+                              "it, whose sessions would be read as this repository's")
+    return _Refused("root_too_broad", f"{where} {what}; bind each repository as its own scope, or pass "
+                    "--allow-broad-root")
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _plan(draft: EnabledScope, *, include_worktrees: bool, allow_broad_root: bool) -> _Plan:
+    """Check each operator root's breadth (refusing unless ``allow_broad_root``), and each worktree candidate
+    of its repository when ``include_worktrees`` (refused ones are left out and reported)."""
+    homes = home_dirs(os.environ.get("HOME"))
+    bindings = tuple(repository_binding(root) for root in draft.roots)
+    allowed: list[dict[str, Any]] = []
+    for position, (root, binding) in enumerate(zip(draft.roots, bindings, strict=True), 1):
+        found = breadth(root, binding.common_dir, homes)
+        if found.reason is None:
+            continue
+        if not allow_broad_root or found.reason == "filesystem_root":
+            raise _broad_refusal(position, found.reason, found.level)
+        allowed.append({"allowance": "broad_root", "root": position, "reason": found.reason})
+    own = {_real(r) for r in draft.roots}
+    bound: list[str] = []
+    refused: list[tuple[str, str]] = [pair for b in bindings for pair in b.refused]
+    for binding in bindings if include_worktrees else ():
+        for worktree in binding.worktrees:
+            real = _real(worktree)
+            if real in own or worktree in bound:
+                continue
+            if any(within(r, real) for r in own):
+                refused.append((worktree, "contains_bound_root"))
+                continue
+            reason = breadth(worktree, binding.common_dir, homes).reason
+            if reason is not None:
+                refused.append((worktree, reason))
+                continue
+            bound.append(worktree)
+    all_roots = tuple(dict.fromkeys(normalize_root(r) for r in (*draft.roots, *bound)))
+    return _Plan(roots=all_roots, real_roots=tuple(dict.fromkeys(_real(r) for r in all_roots)), bindings=bindings,
+                 worktrees_bound=len(all_roots) - len(draft.roots), refused=tuple(dict.fromkeys(refused)),
+                 allowed=tuple(allowed))
+
+
+def _check_overlap(plan: _Plan, draft: EnabledScope, scopes: Sequence[EnabledScope], *,
+                   allow_shared_root: bool) -> list[dict[str, Any]]:
+    """Refuse (``root_overlaps_scope``, naming the other scope's ids) a bound root that is, contains or lies in
+    a root of another enabled scope with a common source, unless ``allow_shared_root``; the waivers used."""
+    others = [s for s in scopes if _key(s) != _key(draft)]
+    allowed: list[dict[str, Any]] = []
+    for position, other, source in overlaps([_real(r) for r in plan.roots], draft.sources, others):
+        if not allow_shared_root:
+            where = f"--root #{position + 1}" if position < len(draft.roots) else "a worktree bound with it"
+            raise _Refused("root_overlaps_scope",
+                           f"{where} is, contains or lies in a root of agent {other.agent_id}, project "
+                           f"{other.project_id}, repository {other.repository_id}, which reads source {source} too: "
+                           "both scopes would read the same sessions; bind disjoint roots, or pass "
+                           "--allow-shared-root")
+        allowed.append({"allowance": "shared_root", "root": position + 1, **_ids(other)})
+    return allowed
+
+
+def _bound_scope(draft: EnabledScope, plan: _Plan, key: DigestKey, allowed: Sequence[dict[str, Any]]) -> EnabledScope:
+    """The scope to record: the plan's roots and real roots, the merged identity (remotes keyed with ``key``;
+    the worktrees refused here left out) and the waivers used."""
+    left_out = {path for path, _reason in plan.refused}
+    identities = [b.identity(key, [w for w in b.worktrees if w not in left_out]) for b in plan.bindings]
+    return draft._replace(roots=plan.roots, real_roots=plan.real_roots,
+                          repository_identity=_merge_identity(identities),
+                          allowances=tuple(sorted({a["allowance"] for a in allowed})))
 
 
 def _source_check(db_path: Path | None, sources: Sequence[str], allow_unknown: bool) -> dict[str, Any]:
@@ -355,7 +453,8 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
                  sources: list[str], roots: list[str], stage: int, include_worktrees: bool,
                  qualification_report: str | None, out: TextIO, replace: bool = False,
                  db_path: Path | None = None, allow_unknown_source: bool = False, accept_synthetic: bool = False,
-                 max_report_age_days: int = MAX_REPORT_AGE_DAYS) -> int:
+                 max_report_age_days: int = MAX_REPORT_AGE_DAYS, allow_broad_root: bool = False,
+                 allow_shared_root: bool = False) -> int:
     """Enable the (agent_id, project_id, repository_id) scope, or replace it with ``replace``. Returns the exit
     code."""
     try:
@@ -365,29 +464,31 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
         checked = _source_check(db_path, draft.sources, allow_unknown_source)
         config = _load(config_path)
         _merged(config.scopes, draft, replace=replace)  # a duplicate is refused before anything is written
+        plan = _plan(draft, include_worktrees=include_worktrees, allow_broad_root=allow_broad_root)
+        allowed = [*plan.allowed, *_check_overlap(plan, draft, config.scopes, allow_shared_root=allow_shared_root)]
         existing = _existing_key(config_path)
         if qualification_report:
             # The report is judged on the bound roots (worktrees included) under the install's key, before
-            # anything is written: a refused report leaves no key and no config behind. Without a key yet, the
-            # roots are bound under a throwaway key only to learn them (no replay report can match then).
-            probe, _ = _bind_repositories(draft, include_worktrees=include_worktrees,
-                                          key=existing or DigestKey(os.urandom(32)))
+            # anything is written: a refused report leaves no key and no config behind (without a key yet, no
+            # replay report can match).
             draft = draft._replace(qualification=_qualification(
                 qualification_report, agent_id=draft.agent_id, project_id=draft.project_id,
-                repository_id=draft.repository_id, sources=draft.sources, roots=probe.roots, key=existing,
+                repository_id=draft.repository_id, sources=draft.sources, roots=plan.roots, key=existing,
                 accept_synthetic=accept_synthetic, max_age_days=max_report_age_days))
         digest_key = existing or _digest_key(config_path)  # made on the first enable; remote digests use it
-        scope, worktrees_bound = _bind_repositories(draft, include_worktrees=include_worktrees, key=digest_key)
+        scope = _bound_scope(draft, plan, digest_key, allowed)
         key = _key(scope)
         scopes, replaced = _merged(config.scopes, scope, replace=replace)
         _save(config_path, config._replace(scopes=scopes))
     except _Refused as err:
         return _fail(out, err)
     summary = scope_summary(scope, digest_key)
-    summary["worktrees_bound"] = worktrees_bound
+    summary["worktrees_bound"] = plan.worktrees_bound
+    summary["worktrees_refused"] = [{"digest": digest_key.of_text(path), "reason": reason}
+                                    for path, reason in plan.refused]
     siblings = [s.repository_id for s in scopes if (s.agent_id, s.project_id) == key[:2]]
     _emit(out, {"ok": True, "action": "replaced" if replaced else "enabled", "scope": summary, **checked,
-                "repositories_of_agent_and_project": siblings})
+                "allowed": allowed, "repositories_of_agent_and_project": siblings})
     return EXIT_OK
 
 
