@@ -263,12 +263,19 @@ NEGATIVE: list[str] = [
     f"echo {PUBKEY_B64} | base64 -d > key.pub",
     "apiVersion: v1\nkind: ConfigMap\ndata:\n  LOG_LEVEL: debug\n  FEATURE_FLAGS: " + b64("beta,search") + "\n",
     "kind: Secret\nmetadata:\n  name: db\ndata: {}\n",
+    # A ConfigMap that names a secret: the Secret rule runs (its trigger is there) and finds no Secret kind.
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  secretRef: db-creds\n  LOG_LEVEL: debug\n",
     "helm values:\ndata:\n  retention: 30d\n  replicas: 3\n",
     "<img src=\"data:image/png;base64,iVBORw0KGgo" + rnd(400, ALNUM + "+/") + "\">",
     f"![chart](data:image/svg+xml;base64,{rnd(400, ALNUM)})",
     "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ" + rnd(500, ALNUM + "+/") + " me@laptop",
     "sha512 " + rnd(300, HEX),
     "/".join(["home", "dev", "project", "node_modules", "@scope", "package", "dist", "esm"] * 10),
+    # a UUID, a git SHA, paths: ids and names, no secret
+    "request 123e4567-e89b-12d3-a456-426614174000 failed: the password is not set",
+    "HEAD is now at 3f786850e387550fdab836ed7e6dc881de23001b fix: password -> reset flow",
+    "the password is in /run/secrets/db_password (mounted by compose)",
+    "Edit /home/dev/app/src/auth/password_reset.py and src/auth/netrc_login.py",
     # config files and command lines
     "fatal: could not read Password for 'https://github.com': terminal prompts disabled",
     "machine learning login page password reset flow",
@@ -302,6 +309,8 @@ NEGATIVE: list[str] = [
     "assert password is user.password",
     "The password is stored in Vault, never in the repository.",
     "The password is at least 12 characters long.",
+    "Remember: the password is case-sensitive.",
+    "the password is self-explanatory, the token is not",
     "password -> hashed with bcrypt before storage",
     "password -> ********",
     "password -> $DB_PASSWORD",
@@ -367,3 +376,11 @@ def test_escape_runs_map_back_to_whole_escapes() -> None:
     text = "password: " + escaped(PW[9]) + " done"
     result = redact(text)
     assert result.text.endswith(" done") and "\\u" not in result.text, result.text
+
+
+def test_a_span_ending_at_a_removed_break_keeps_the_break() -> None:
+    """A token wrapped over two breaks whose rule stops at the second (``/`` is no GitLab token character): the
+    placeholder covers the token and the break inside it, the second break stays."""
+    head, middle, tail = "glpat-" + rnd(10), rnd(12), "/" + rnd(8)
+    result = redact(f"{head}\n{middle}\n{tail}")
+    assert result.text == f"[REDACTED:gitlab_token]\n{tail}", result.text
