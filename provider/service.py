@@ -19,7 +19,7 @@ from .admission.window import since_for
 from .contract.parse import load_json_object, parse_request
 from .contract.wire import RESPONSE_SCHEMA, EvidenceItem, EvidenceType, Freshness
 from .digest import DigestKey, load_key, scope_basis
-from .errors import EXIT_CODES, DeadlineExceeded, InternalError, ProviderError, SchemaIncompatible
+from .errors import EXIT_CODES, DeadlineExceeded, InternalError, OutputOversize, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow
 from .index.scope_state import ScopeRows, ScopeSet
@@ -447,7 +447,7 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
                      now: Callable[[], float], vfs: str | None, template_dir: Path | None,
                      ctx: _Context, started_at: float | None = None,
                      until: str = NO_UPPER_BOUND, one_shot: bool = False) -> Response:
-    from .bounding.bound import bound
+    from .bounding.bound import bound, envelope_ceiling
     from .bounding.fold import fold
     from .bounding.receipt import build_receipt
     from .retrieval.evidence import RESOLUTION_TEMPLATES, candidate, pending_resolution
@@ -503,6 +503,8 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         "candidates_found": len(candidates),
         "folded_repeats": report.folded_occurrences,
         "snippets_cut": report.snippets_cut,
+        # refs and times left out of kept items (over a ceiling, unfit: bounding.bound); said only when any were
+        **({"fields_withheld": report.fields_withheld} if report.fields_withheld else {}),
         "fetch_ceiling_reached": run.fetch_ceiling_reached,
         "redactions": dict(sorted(Counter(report.redactions).items())),
         "degradations": [*prepared.degradations, *degradations,
@@ -512,8 +514,25 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
         "elapsed_ms": round((time.monotonic() - started) * 1000.0, 1),
         "since": since[:10] if since else "",
     })
-    return Response(_envelope(admitted.request.request_id, "ok", result=result, receipt=receipt, meta=ctx.meta),
-                    EXIT_CODES["ok"])
+    envelope = _envelope(admitted.request.request_id, "ok", result=result, receipt=receipt, meta=ctx.meta)
+    if _envelope_bytes(envelope) > envelope_ceiling(admitted.limits):
+        # Every field is bounded on its way in; this is the backstop (RFC §6: oversize output ends the answer
+        # with a typed failure, no partial raw output).
+        raise OutputOversize
+    return Response(envelope, EXIT_CODES["ok"])
+
+
+#: Characters the CLI writes escaped so that one envelope is one line (``cli._LINE_BREAKS``): at most four
+#: bytes more each than their UTF-8.
+_LINE_BREAKS = ("\u2028", "\u2029", "\u0085")
+
+
+def _envelope_bytes(envelope: dict[str, Any]) -> int:
+    """At least the bytes of the line the CLI writes for ``envelope`` (compact JSON, UTF-8)."""
+    import json
+
+    text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode("utf-8", "surrogatepass")) + 4 * sum(text.count(ch) for ch in _LINE_BREAKS)
 
 
 def _flatten_counts(detail: Mapping[str, object]) -> dict[str, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -225,3 +226,111 @@ def test_ties_within_one_session_are_ordered_by_message_then_kept_in_that_order(
     cands = [_cand("s1", ref, f"text {ref}") for ref in ("m3", "m1", "m2")]
     for ordering in (cands, list(reversed(cands))):
         assert [f.item.message_ref for f in fold(ordering)] == ["m1", "m2", "m3"]
+
+
+# --- issue 30, item 2: every string of an item is redacted and bounded ---------------------------------------
+
+TOKEN = "ghp_" + "Zq8Lm3" * 6
+
+
+def test_a_ref_is_redacted_or_withheld_whole_never_cut() -> None:
+    from obelisk_session_evidence.bounding.bound import REF_CEILING, bounded_ref
+
+    assert bounded_ref("f8a2383b-592f-42a9-bbf3-f1c62afcb195") == ("f8a2383b-592f-42a9-bbf3-f1c62afcb195", {})
+    assert bounded_ref("r" * REF_CEILING)[0] == "r" * REF_CEILING
+    assert bounded_ref("r" * (REF_CEILING + 1)) == (None, {})  # withheld, not cut to a prefix naming another id
+    assert bounded_ref(f"deploy-{TOKEN}-" + "x" * 2_000_000) == (None, {})
+    shown, counts = bounded_ref(f"fix/{TOKEN}")
+    assert shown == "fix/[REDACTED:github_token]" and counts == {"github_token": 1}
+    for unfit in ("main\x00", "ma\nin", "main\x1b[31m", "ma\u202ein", "ma\u200bin", "main\u2028", "\ud800main"):
+        assert bounded_ref(unfit) == (None, {}), repr(unfit)
+    # Within the ceiling before redaction, over it after (a short password becomes a longer placeholder).
+    assert bounded_ref("p" * (REF_CEILING - 20) + "?password=hunter2x")[0] is None
+    assert bounded_ref(None) == (None, {})
+
+
+@pytest.mark.parametrize(("value", "kept"), [
+    ("2026-09-16T09:33:21.231Z", True), ("2026-09-16 09:33:21", True), ("2026-09-16T09:33:21+05:30", True),
+    ("2026-09-16T09:33:21.123456789-0800", True), ("2026-09-16", True), ("2026-09-16T09:33Z", True),
+    ("now", False), ("", False), ("2026-13-01T00:00:00Z", False), ("2026-09-16T24:00:00Z", False),
+    ("2026-09-16T09:33:21.231Z trailing", False), ("2026-09-16T09:33:21.231Z" * 2, False),
+    ("2026-09-16T09:33:21.231Z" + "x" * 2_000_000, False), ("1790000000000", False), ("2026-09-16\n", False),
+])
+def test_observed_at_is_a_plausible_iso_time_or_absent(value: str, kept: bool) -> None:
+    from obelisk_session_evidence.bounding.bound import TIME_CEILING, bounded_time
+
+    assert bounded_time(value) == (value if kept else None)
+    assert len(bounded_time(value) or "") <= TIME_CEILING
+
+
+def test_an_item_whose_session_ref_is_withheld_is_omitted_and_other_fields_are_left_out() -> None:
+    huge = f"s-{TOKEN}-" + "x" * 2_000_000
+    cands = [
+        Candidate(evidence_type="prior_failure", session_ref=huge, message_ref="m1", observed_at=None,
+                  revision_ref="main", text="boom one", score=9, sidechain=False, fold_key="a"),
+        Candidate(evidence_type="prior_failure", session_ref="s2", message_ref="m" * 2_000_000,
+                  observed_at="2026-10-01T00:00:00Z" + "y" * 100, revision_ref=f"feat/{TOKEN}", text="boom two",
+                  score=5, sidechain=False, fold_key="b"),
+        Candidate(evidence_type="decision", session_ref="s3", message_ref="m3", observed_at="2026-10-02T00:00:00Z",
+                  revision_ref="dev\x00", text="chose x", score=1, sidechain=False, fold_key="c"),
+    ]
+    report = bound(fold(cands), _limits(sessions=2), fetch_ceiling_reached=False)
+    dumped = [item.as_dict() for item in report.items]
+    assert [d["session_ref"] for d in dumped] == ["s2", "s3"]  # the withheld session took no session slot
+    assert report.omitted_count == 1 and report.truncated
+    assert dumped[0] == {"session_ref": "s2", "evidence_type": "prior_failure",
+                         "revision_ref": "feat/[REDACTED:github_token]", "snippet": "boom two"}
+    assert dumped[1] == {"session_ref": "s3", "message_ref": "m3", "evidence_type": "decision",
+                         "observed_at": "2026-10-02T00:00:00Z", "snippet": "chose x"}
+    assert report.fields_withheld == 3  # s2's message_ref and observed_at, s3's revision_ref
+    assert report.redactions == {"github_token": 1}
+    assert TOKEN[4:12] not in json.dumps(dumped)
+
+
+def test_the_last_redaction_runs_once_per_text_that_may_be_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Items a max_items or max_sessions limit leaves out are never redacted again; each kept text once."""
+    from obelisk_session_evidence.bounding import bound as bound_module
+
+    texts = [f"text {i} password=Zq8Lm3x{i}" for i in range(10)]
+    seen: list[str] = []
+    real = bound_module.redact
+
+    def counting(text: str) -> Any:
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(bound_module, "redact", counting)
+    cands = [_cand("busy", str(i), text, score=10 - i) for i, text in enumerate(texts)]
+    cands.append(_cand("other", "o", "a quiet session", score=0))
+    report = bound(fold(cands), _limits(sessions=1, items=3), fetch_ceiling_reached=False)
+    assert [i.message_ref for i in report.items] == ["0", "1", "2"]
+    assert sorted(t for t in seen if t in {*texts, "a quiet session"}) == texts[:3]
+    assert report.redactions == {"password_assignment": 3}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.text(min_size=1, max_size=300), st.text(max_size=300), st.text(max_size=300),
+                          st.text(max_size=40), st.integers(0, 5)), max_size=25),
+       st.integers(1, 6), st.integers(1, 8), st.integers(40, 400), st.integers(100, 2000))
+def test_the_envelope_stays_under_its_ceiling(rows: list[tuple[str, str, str, str, int]], sessions: int, items: int,
+                                              snippet: int, total: int) -> None:
+    """Any text, refs and times (control characters, quotes, emoji, line separators, long values): the answer's
+    envelope, serialised as the CLI writes it, stays under the ceiling its limits give."""
+    from obelisk_session_evidence.bounding.bound import envelope_ceiling
+    from obelisk_session_evidence.bounding.receipt import build_receipt, build_result
+    from obelisk_session_evidence.digest import DigestKey
+    from obelisk_session_evidence.service import _envelope, _envelope_bytes
+
+    cands = [Candidate(evidence_type="decision", session_ref=ref * 3, message_ref=msg * 2, observed_at=when,
+                       revision_ref=msg, text=text, score=score, sidechain=False, fold_key=f"decision|{i}")
+             for i, (text, ref, msg, when, score) in enumerate(rows)]
+    limits = _limits(sessions, items, snippet, total)
+    report = bound(fold(cands), limits, fetch_ceiling_reached=False)
+    request_id = "\u2028\x01\"" * 20_000  # a request's strings are echoed: the most a 64 KiB request holds
+    result = build_result(request_id=request_id, index_revision="obx1-0", agent_id="a", project_id="p",
+                          repository_id="r", freshness="fresh", items=report.items, truncated=report.truncated,
+                          omitted_count=report.omitted_count)
+    receipt = build_receipt(result, scope_basis={}, query_basis={}, key=DigestKey(b"k" * 32))
+    envelope = _envelope(request_id, "ok", result=result, receipt=receipt,
+                         meta={"redactions": dict(report.redactions), "templates_run": ["x" * 40] * 20})
+    assert _envelope_bytes(envelope) <= envelope_ceiling(limits)

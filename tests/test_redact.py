@@ -7,6 +7,7 @@ secret-shaped literal sits in the source.
 
 from __future__ import annotations
 
+import base64
 import string
 import time
 from collections.abc import Callable
@@ -58,6 +59,12 @@ FAKE_VAULT = "hvs." + fill("Fake0Vault", 26)
 FAKE_GCP_KEY_ID = fill("0123456789abcdef", 40)
 FAKE_SESSION = "Fake0Sess1onId99AbC"
 FAKE_RANDOM = "Fake0aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC2eF4"
+FAKE_SECRET_VALUE = "RmFrZTBTZWNyZXRWYWx1ZTk5"
+FAKE_BLOB = "Fake0" + fill("aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC2eF4+", 300)
+FAKE_SHOPIFY = "shpat_" + fill("0f1e2d3c4b5a6978", 32)
+FAKE_DISCORD = "MTA4NzY1NDMyMTIzNDU2Nzg5MA.GFake0." + fill("Fake0_-token", 38)
+FAKE_TWILIO = "AC" + fill("0f1e2d3c4b5a6978", 32) + "', '" + fill("9a8b7c6d5e4f3021", 32)
+FAKE_AGE = "AGE-SECRET-KEY-1" + fill("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)
 
 # (kind, text containing one secret, the secret substring that must disappear)
 CASES: list[tuple[str, str, str]] = [
@@ -152,6 +159,13 @@ CASES: list[tuple[str, str, str]] = [
     # A session id of lower case and digits only.
     ("cookie", "Set-Cookie: sid=a1b2c3d4e5f6; Path=/", "a1b2c3d4e5f6"),
     ("high_entropy_token", f"key is {FAKE_RANDOM} ok", FAKE_RANDOM),
+    # Issue 30: a Secret's data values, a long base64 token, service token shapes.
+    ("kubernetes_secret", f"apiVersion: v1\ndata:\n  api-url: {FAKE_SECRET_VALUE}\nkind: Secret\n", FAKE_SECRET_VALUE),
+    ("base64_blob", f"payload={FAKE_BLOB}\n", FAKE_BLOB),
+    ("shopify_token", f"X-Shopify-Access-Token: {FAKE_SHOPIFY}", FAKE_SHOPIFY),
+    ("discord_token", f"client.run('{FAKE_DISCORD}')", FAKE_DISCORD),
+    ("twilio_credentials", f"client = Client('{FAKE_TWILIO}')", FAKE_TWILIO),
+    ("age_secret_key", f"# public key: age1fake\n{FAKE_AGE}", FAKE_AGE),
 ]
 
 
@@ -545,6 +559,19 @@ PLANTERS: dict[str, st.SearchStrategy[Planted]] = {
     "cookie": _kv(["Set-Cookie: sid=", "Cookie: sid="], st.builds(lambda s: "Fake0" + s, _alnum(8, 30))),
     # A random-looking token: the characters of FAKE_RANDOM in any order keep its entropy.
     "high_entropy_token": st.permutations(list(FAKE_RANDOM)).map(lambda cs: _same("".join(cs))),
+    "kubernetes_secret": st.builds(lambda v: (f"\nkind: Secret\ndata:\n  api-url: {v}\n", v),
+                                   st.builds(lambda s: "RmFrZT" + s, _alnum(4, 40, B64))),
+    # Letters and digits only (a run of slashes is a path, never a blob), with all three classes.
+    "base64_blob": st.builds(lambda s: _same("Fake0" + s), _alnum(257, 300)),
+    "shopify_token": st.builds(lambda p, s: _same(p + s), st.sampled_from(["shpat_", "shpss_", "shpca_", "shppa_"]),
+                               _alnum(32, 32, "0123456789abcdef")),
+    "discord_token": st.builds(
+        lambda uid, ts, mac: _same(f"{base64.urlsafe_b64encode(str(uid).encode()).decode().rstrip('=')}.{ts}.{mac}"),
+        st.integers(10**16, 10**19 - 1), _alnum(6, 6, B64URL), _alnum(27, 38, B64URL)),
+    "twilio_credentials": st.builds(lambda sid, tok: _same(f"AC{sid}:{tok}"), _alnum(32, 32, "0123456789abcdef"),
+                                    _alnum(32, 32, "0123456789abcdef")),
+    "age_secret_key": st.builds(lambda s: _same("AGE-SECRET-KEY-1" + s),
+                                _alnum(58, 58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")),
     # Two or three lines of a key body whose BEGIN line was cut off (64 base64 characters each).
     "key_material": st.builds(
         lambda lines: ("\n".join(lines), lines[0]),
@@ -655,6 +682,15 @@ ADVERSARIAL_UNITS = [
     "---password", "token=", "secret_key=", 'api_key="', "secret access key [", "aws_secret_access_key=",
     "a:", "a://", "a://a:", "://a:b", "a:b@", "Bearer ", "bearer a", "Authorization: Bearer ",
     "Authorization: Basic ", "-u ", "-u a:", "[REDACTED:jwt]", "[REDACTED:", "x" * 40 + "=", "0" * 39 + "/",
+    # issue 30's rules and views
+    "kind: Secret\ndata:\n  a: ", "  a: QUJD\n", "data:\n", '"data": {', '"data": {"a": "', "client-key-data: ",
+    "LS0tLS1CRUdJTi", "LS0tLS1CRUdJTi" + "A" * 60 + "\n", "machine a.b login x ", "machine a.b\\n", "password ",
+    '"auth": "', "'auth': '", "h:5432:a:b:", ":5432:a:b:c", "a:1:", "Pwd=", ";Uid=a;Pwd=", "SSHPASS=",
+    "-U a%", "-U a\\b%", "lftp -u a,", "lftp ", "echo a | sudo -S", "sudo -S ", "sudo <<< ", "password is ",
+    "password for the ", "password -> ", "密码是", "パスワードは", "비밀번호는", "password\uff1a", "shpat_",
+    "M" + "A" * 25 + ".", "MTA4NzY1NDMyMTIzNDU2Nzg5MA.GFake0.", "AC" + "0" * 32, "AC" + "0" * 32 + ":",
+    "auth_token ", "AGE-SECRET-KEY-1", "\\u0041", "\\\\u0041", "ghp_AAAA1111\n", "ghp_AAAA1111\\n",
+    "Ab1" * 3 + "\n", "A" * 257, "A1b" * 90 + "=", "\n",
 ]  # fmt: skip
 
 

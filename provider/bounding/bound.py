@@ -1,32 +1,97 @@
-"""Apply the request's limits and the provider's ceilings. Truncation is always explicit.
+"""Apply the request's limits and the provider's ceilings to every string of every item. Truncation is explicit.
 
 Order of application: redact, then per-snippet cut (``max_snippet_chars``, a visible ``…`` marker inside
 the budget), then ``max_sessions`` (items from sessions past the first N are omitted), then ``max_items``,
 then ``max_total_chars`` (items that do not fit are dropped whole, never cut into invalid JSON).
 ``omitted_count`` counts every found item not returned; ``truncated`` is true when anything was omitted or
 cut, or when a template reached the provider's fetch ceiling (so more may exist than was found).
+
+The other strings of an item: refs (``session_ref``, ``message_ref``, ``revision_ref``) are opaque ids, so they
+are redacted and, when longer than ``REF_CEILING`` or holding a control or format character, withheld whole
+rather than cut into a prefix that would name another id; ``observed_at`` is kept only as a plausible
+ISO-8601 time of at most ``TIME_CEILING`` characters. An item whose ``session_ref`` is withheld is omitted
+(counted in ``omitted_count``); a withheld optional field is left out (counted in ``fields_withheld``).
+
+Redaction runs once per text that may be kept: the final pass over a composed text (composition already
+redacted each read) runs when an item reaches the character budget, never for one that ``max_sessions`` or
+``max_items`` leaves out. The counts are the replacements made while answering: composition's for every
+folded item (as before) and the final pass's for the texts it ran on.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import Counter
 from collections.abc import Sequence
 
-from ..contract.wire import EvidenceItem, EvidenceType, Limits
+from ..contract.parse import MAX_REQUEST_BYTES
+from ..contract.wire import EvidenceItem, Limits
 from .fold import Folded
 from .redact import redact
 
 ELLIPSIS = "…"
+#: Characters of a ref (session, message, revision): ids are 36 to 72 characters in real indexes, a git branch
+#: name rarely more than a hundred.
+REF_CEILING = 256
+#: Characters of ``observed_at`` (``2026-10-30T10:00:00.123456789+05:30`` is 35).
+TIME_CEILING = 35
+#: Bytes one character of a string may take in the JSON the CLI writes (``\u0001`` and ``\u2028`` take six).
+JSON_BYTES_PER_CHAR = 6
+#: Bytes of one item's frame: its keys, quotes, separators and evidence type.
+ITEM_FRAME_BYTES = 160
+#: Bytes of the envelope's frame outside the items and the echoed request strings: keys, the receipt (digests,
+#: counts, flags) and ``provider_meta`` (counts and names).
+ENVELOPE_FRAME_BYTES = 64 * 1024
+
+#: A control (C0, DEL, C1), bidi or zero-width format character, a line or paragraph separator, a surrogate.
+_UNFIT_REF = r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]"
+_ISO_TIME = (r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+             r"(?:[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::(?:[0-5][0-9]|60)(?:[.,][0-9]{1,9})?)?"
+             r"(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])?)?")
+
+
+def envelope_ceiling(limits: Limits) -> int:
+    """The most bytes an answer's envelope may take: six bytes for every character the items may hold
+    (``max_total_chars`` of snippets, ``max_items`` times three refs and a time at their ceilings) and for the
+    request strings it repeats (at most three times a request of ``MAX_REQUEST_BYTES``), plus the frames."""
+    item_chars = limits.max_total_chars + limits.max_items * (3 * REF_CEILING + TIME_CEILING)
+    return (JSON_BYTES_PER_CHAR * (item_chars + 3 * MAX_REQUEST_BYTES) + limits.max_items * ITEM_FRAME_BYTES
+            + ENVELOPE_FRAME_BYTES)
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def bounded_ref(value: str | None) -> tuple[str | None, Counter[str]]:
+    """A ref as it may be shown: redacted, or None (withheld) when over ``REF_CEILING`` characters before or
+    after redaction, or holding a control or format character. Never cut."""
+    if value is None or len(value) > REF_CEILING or _compiled(_UNFIT_REF).search(value) is not None:
+        return None, Counter()
+    redacted = redact(value)
+    if len(redacted.text) > REF_CEILING:
+        return None, Counter()
+    return redacted.text, Counter(redacted.counts)
+
+
+def bounded_time(value: str | None) -> str | None:
+    """``observed_at`` when it is a plausible ISO-8601 time of at most ``TIME_CEILING`` characters, else None."""
+    if value is None or len(value) > TIME_CEILING or _compiled(_ISO_TIME).fullmatch(value) is None:
+        return None
+    return value
 
 
 class BoundReport:
     """What :func:`bound` returns (filled in as it goes)."""
 
-    __slots__ = ("folded_occurrences", "items", "omitted_count", "redactions", "snippets_cut", "total_chars",
-                 "truncated")
+    __slots__ = ("fields_withheld", "folded_occurrences", "items", "omitted_count", "redactions", "snippets_cut",
+                 "total_chars", "truncated")
 
     def __init__(self, items: list[EvidenceItem], omitted_count: int, truncated: bool, *, snippets_cut: int = 0,
-                 redactions: Counter[str] | None = None, folded_occurrences: int = 0, total_chars: int = 0) -> None:
+                 redactions: Counter[str] | None = None, folded_occurrences: int = 0, total_chars: int = 0,
+                 fields_withheld: int = 0) -> None:
         self.items = items
         self.omitted_count = omitted_count
         self.truncated = truncated
@@ -34,6 +99,7 @@ class BoundReport:
         self.redactions: Counter[str] = Counter() if redactions is None else redactions
         self.folded_occurrences = folded_occurrences
         self.total_chars = total_chars
+        self.fields_withheld = fields_withheld  # optional refs and times left out (over a ceiling, unfit)
 
 
 def cut_snippet(text: str, limit: int) -> tuple[str, bool]:
@@ -48,54 +114,68 @@ def cut_snippet(text: str, limit: int) -> tuple[str, bool]:
     return head + ELLIPSIS, True
 
 
-def _session_firsts(folded: Sequence[Folded], limits: Limits) -> set[int]:
-    """Indices of the best item of each of the first ``max_sessions`` sessions (at most ``max_items``):
-    these are placed first, so that many items from one session never hide another session."""
+def _session_firsts(folded: Sequence[Folded], limits: Limits, usable: Sequence[int]) -> set[int]:
+    """Indices of the best item of each of the first ``max_sessions`` sessions (at most ``max_items``) among
+    the ``usable`` ones: these are placed first, so that many items from one session never hide another."""
     firsts: dict[str, int] = {}
-    for index, entry in enumerate(folded):
-        if entry.item.session_ref not in firsts and len(firsts) < min(limits.max_sessions, limits.max_items):
-            firsts[entry.item.session_ref] = index
+    for index in usable:
+        ref = folded[index].item.session_ref
+        if ref not in firsts and len(firsts) < min(limits.max_sessions, limits.max_items):
+            firsts[ref] = index
     return set(firsts.values())
 
 
 def bound(folded: Sequence[Folded], limits: Limits, *, fetch_ceiling_reached: bool) -> BoundReport:
     report = BoundReport(items=[], omitted_count=0, truncated=fetch_ceiling_reached)
+    for entry in folded:  # made while composing the text: counted for every folded item, as before
+        report.redactions.update(dict(entry.item.redactions))
+    # Each distinct session ref is judged once (bounded, redacted); an item whose ref is withheld is omitted.
+    session_refs = {ref: bounded_ref(ref) for ref in dict.fromkeys(entry.item.session_ref for entry in folded)}
+    usable = [i for i, entry in enumerate(folded) if session_refs[entry.item.session_ref][0] is not None]
+    firsts = _session_firsts(folded, limits, usable)
     sessions: list[str] = []
-    snippets: list[tuple[str, bool]] = []
-    for entry in folded:
-        cand = entry.item
-        redacted = redact(cand.text)  # again: composition redacted each read before cutting it
-        report.redactions.update(redacted.counts)
-        report.redactions.update(dict(cand.redactions))
-        snippets.append(cut_snippet(redacted.text, limits.max_snippet_chars))
-    firsts = _session_firsts(folded, limits)
+    snippets: dict[int, tuple[str, bool]] = {}
     accepted: list[int] = []
-    for index in [*sorted(firsts), *(i for i in range(len(folded)) if i not in firsts)]:
+    for index in [*sorted(firsts), *(i for i in usable if i not in firsts)]:
         cand = folded[index].item
-        snippet, _ = snippets[index]
         if cand.session_ref not in sessions and len(sessions) >= limits.max_sessions:
             continue
         if len(accepted) >= limits.max_items:
             continue
-        if report.total_chars + len(snippet) > limits.max_total_chars:
+        redacted = redact(cand.text)  # again: composition redacted each read before cutting it
+        report.redactions.update(redacted.counts)
+        snippets[index] = snippet = cut_snippet(redacted.text, limits.max_snippet_chars)
+        if report.total_chars + len(snippet[0]) > limits.max_total_chars:
             continue
         if cand.session_ref not in sessions:
             sessions.append(cand.session_ref)
-        report.total_chars += len(snippet)
+        report.total_chars += len(snippet[0])
         accepted.append(index)
     report.omitted_count = len(folded) - len(accepted)
     for index in sorted(accepted):  # in rank order
-        cand = folded[index].item
-        snippet, was_cut = snippets[index]
-        report.snippets_cut += int(was_cut)
-        report.folded_occurrences += folded[index].occurrences - 1
-        report.items.append(_item(cand.evidence_type, cand.session_ref, cand.message_ref, cand.observed_at,
-                                  revision_ref=cand.revision_ref, snippet=snippet))
+        report.items.append(_item(folded[index], snippets[index], session_refs[folded[index].item.session_ref],
+                                  report))
     report.truncated = report.truncated or report.omitted_count > 0 or report.snippets_cut > 0
     return report
 
 
-def _item(evidence_type: EvidenceType, session_ref: str, message_ref: str | None, observed_at: str | None, *,
-          revision_ref: str | None, snippet: str) -> EvidenceItem:
-    return EvidenceItem(session_ref=session_ref, evidence_type=evidence_type, snippet=snippet,
+def _item(entry: Folded, snippet: tuple[str, bool], session: tuple[str | None, Counter[str]],
+          report: BoundReport) -> EvidenceItem:
+    """The item of one kept entry: every string bounded and redacted, the report's counts updated."""
+    cand = entry.item
+    session_ref, session_counts = session
+    if session_ref is None:  # pragma: no cover - such entries are never accepted
+        raise ValueError("withheld session ref")
+    report.snippets_cut += int(snippet[1])
+    report.folded_occurrences += entry.occurrences - 1
+    report.redactions.update(session_counts)
+    message_ref, message_counts = bounded_ref(cand.message_ref)
+    revision_ref, revision_counts = bounded_ref(cand.revision_ref)
+    observed_at = bounded_time(cand.observed_at)
+    report.redactions.update(message_counts + revision_counts)
+    report.fields_withheld += sum(1 for raw, shown in ((cand.message_ref, message_ref),
+                                                       (cand.revision_ref, revision_ref),
+                                                       (cand.observed_at, observed_at))
+                                  if raw is not None and shown is None)
+    return EvidenceItem(session_ref=session_ref, evidence_type=cand.evidence_type, snippet=snippet[0],
                         message_ref=message_ref, observed_at=observed_at, revision_ref=revision_ref)

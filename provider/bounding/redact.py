@@ -20,18 +20,32 @@ How it works:
   run when a cheap trigger substring is present. A key/value match is searched again from its value only
   when it is at most ``_RESCAN_LIMIT`` characters long (finds ``TOKEN='api_key=...'``). The whole is
   repeated until nothing new is found, at most ``_MAX_PASSES`` times. Work per call is O(len(text)).
+* Views: a secret written in an encoding the rules do not read is matched in a view of the text with the
+  encoding undone, and the span found there is mapped back: a run of eight or more ``\\uXXXX`` escapes is
+  decoded (every rule runs on it), and a line break (real, or ``\\n`` inside a JSON string) between two runs
+  of token characters is removed (the token-shaped rules of ``_JOINABLE_KINDS`` run on it: a key whose body
+  wraps across lines). Only spans touching what the view changed are kept; the replaced span covers the
+  escapes or the line break whole.
+* The rule families: ``redact_services.py`` (service tokens), ``redact_passwords.py`` (config files,
+  commands, prose and non-English keys), ``redact_encoded.py`` (base64 forms), ``redact_entropy.py`` (the
+  last resort). Each rule carries the ``name`` of the class of secret it finds.
 """
 
 import bisect
 import functools
 import re
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
+from .redact_encoded import KINDS as _ENCODED_KINDS
+from .redact_encoded import RULES as _ENCODED_RULES
 from .redact_entropy import KINDS as _ENTROPY_KINDS
 from .redact_entropy import RULES as _ENTROPY_RULES
+from .redact_passwords import RULES as _PASSWORD_RULES
+from .redact_rule import VALUE as _VALUE
 from .redact_rule import Accept, Rule
+from .redact_rule import is_placeholder_value as _is_placeholder_value
 from .redact_rule import rule as _rule
 from .redact_services import KINDS as _SERVICE_KINDS
 from .redact_services import RULES as _SERVICE_RULES
@@ -61,6 +75,7 @@ REDACTION_KINDS: tuple[str, ...] = (
     "cookie",
     "password_assignment",
     "generic_secret_assignment",
+    *_ENCODED_KINDS,
     "key_material",
     *_ENTROPY_KINDS,
 )
@@ -88,19 +103,11 @@ class Redacted(NamedTuple):
 
 _Accept = Accept
 
-_NON_SECRET_WORDS = frozenset(
-    {
-        "none", "null", "nil", "true", "false", "undefined", "empty", "unset", "required", "optional",
-        "str", "string", "bytes", "int", "bool", "any", "secretstr", "text", "char", "varchar", "hidden",
-        "redacted", "masked", "omitted", "removed", "example", "placeholder",
-    }
-)  # fmt: skip
 _CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "auth")
 # The checks' own expressions are compiled on first use (``_compiled``), as the rules' are: a text only needs
 # those of the rules its triggers call for.
 _IDENT_RE = r"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+"
 _KEY_FOLLOWS = r":(?![=:])"  # a quoted "value" directly followed by ``:`` is the next key
-_MASK_CHARS = frozenset("*xX•.-_#?·")
 #: ``string.ascii_lowercase``, ``ascii_uppercase`` and ``digits``, spelled out (``string`` is not imported: cold
 #: start).
 _ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -121,15 +128,6 @@ def _value_text(m: re.Match[str]) -> tuple[str, bool]:
         if v is not None:
             return v, True
     return m.group("uq") or "", False
-
-
-def _is_placeholder_value(value: str) -> bool:
-    s = value.strip()
-    if s.startswith(("$", "%(", "%{", "%s", "{{", "{%", "<", "[REDACTED:", "#{", "@{")):
-        return True
-    if set(s) <= _MASK_CHARS:  # also the empty value
-        return True
-    return s.lower() in _NON_SECRET_WORDS
 
 
 def _is_code_reference(value: str, quoted: bool, m: re.Match[str]) -> bool:
@@ -257,11 +255,6 @@ def _accept_user_flag(value: str, _m: re.Match[str]) -> bool:
 _SEP_HEAD = r"""\\?["']?[ \t]*"""
 _SEP_PLAIN = _SEP_HEAD + r"(?P<sep>:=|=>|==?|:)[ \t]*"
 _SEP = _SEP_HEAD + r"(?:(?P<ann>:[ \t]*[A-Za-z_][A-Za-z_.\[\], |]{0,80}?[ \t]=(?!=))|(?P<sep>:=|=>|==?|:))[ \t]*"
-# A value: double-quoted, single-quoted (also backslash-escaped quotes) or a bare run.
-_VALUE = (
-    r"""(?:\\?"(?P<dq>[^"\n]{1,1024}?)\\?"|\\?'(?P<sq>[^'\n]{1,1024}?)\\?'"""
-    r"""|(?P<uq>[^\s"'`,;&<>(){}\[\]\\]++))"""
-)
 _PW_KEY = r"(?i:pass(?:word|wd|phrase)|mysql_pwd)"
 _GENERIC_KEY = (
     r"(?i:api[_-]?key|secret(?:[_-]?key)?|token|access[_-]?key|private[_-]?key|auth[_-]?key"
@@ -497,6 +490,8 @@ _RULES = (
         accept=_accept_cookie,
     ),
     *_SERVICE_RULES,
+    *_PASSWORD_RULES,
+    *_ENCODED_RULES,
     # Two or more whitespace-separated base64 lines of key length: the body of a PEM key whose BEGIN line
     # lies outside the text (cut off by a read window). Hex digests have no upper case and never match.
     _rule(
@@ -508,9 +503,6 @@ _RULES = (
     ),
     *_ENTROPY_RULES,
 )
-#: Every rule's triggers, once each: a text is searched for each of them once, then each rule asks whether one
-#: of its own is among those present (the same test as ``any(t in lowered for t in rule.triggers)``).
-_TRIGGERS: tuple[str, ...] = tuple(dict.fromkeys(t for rule in _RULES for t in rule.triggers))
 
 _PEM_BEGIN = r"-----BEGIN[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END[A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----"
@@ -565,19 +557,39 @@ def _secret_span(rule: _Rule, m: re.Match[str]) -> tuple[int, int] | None:
     return start, end
 
 
-def _candidates(text: str) -> list[_Candidate]:
+@functools.cache
+def _trigger_index(rules: tuple[_Rule, ...]) -> tuple[tuple[str, ...], dict[str, tuple[int, ...]]]:
+    """The triggers of ``rules``, once each, and for each trigger the positions of the rules it runs."""
+    by_trigger: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        for t in rule.triggers:
+            by_trigger.setdefault(t, []).append(i)
+    return tuple(by_trigger), {t: tuple(ids) for t, ids in by_trigger.items()}
+
+
+def _candidates(text: str, rules: tuple[_Rule, ...] | None = None,
+                present: set[str] | None = None) -> list[_Candidate]:
+    """Every rule's (or the given rules') candidate spans in ``text``, private key blocks included. ``present``
+    (when given) receives the triggers found in ``text``."""
     lowered = text.lower()
     found: list[_Candidate] = []
-    if "private key" in lowered:
-        pri = _PRIORITY["private_key"]
-        found.extend((s, e, pri) for s, e in _private_keys(text))
-    present = {t for t in _TRIGGERS if t in lowered}
-    for rule in _RULES:
-        if present.isdisjoint(rule.triggers):
-            continue
+    if rules is None:
+        rules = _RULES
+        if "private key" in lowered:
+            pri = _PRIORITY["private_key"]
+            found.extend((s, e, pri) for s, e in _private_keys(text))
+    triggers, by_trigger = _trigger_index(rules)
+    hit = [t for t in triggers if t in lowered]
+    if present is not None:
+        present.update(hit)
+    for rule in [rules[i] for i in sorted({i for t in hit for i in by_trigger[t]})]:
         pri = _PRIORITY[rule.kind]
         pos = 0
         while (m := rule.pattern.search(text, pos)) is not None:
+            if rule.spans is not None:  # several secret parts in one match (the values of a block)
+                found.extend((s, e, pri) for s, e in rule.spans(m) if s < e)
+                pos = max(m.end(), pos + 1)
+                continue
             span = _secret_span(rule, m)
             if span is None and rule.fallback is not None and m.group("ann") is not None:
                 plain = rule.fallback.match(text, m.start())
@@ -591,6 +603,149 @@ def _candidates(text: str) -> list[_Candidate]:
             else:
                 pos = m.end()
     return found
+
+
+# --------------------------------------------------------------------------------------------------------
+# Views: the text with an encoding undone. A view is its text, the pieces it is made of (view start, source
+# start, source characters per view character: 1 for copied text, 6 or 7 for a decoded escape) and the view
+# spans that differ from the source (decoded runs; removed line breaks, empty spans).
+
+#: The token shapes matched across a removed line break: a prefix that cannot occur in prose, then a body.
+_JOINABLE_KINDS = frozenset({
+    "jwt", "aws_access_key", "github_token", "gitlab_token", "slack_token", "stripe_key", "anthropic_key",
+    "openai_key", "google_api_key", "npm_token", "huggingface_token", "pypi_token", "sendgrid_key",
+    "digitalocean_token", "vault_token", "shopify_token", "age_secret_key",
+})  # fmt: skip
+#: Eight or more ``\\uXXXX`` escapes in a row, or as many ``\\\\uXXXX`` (escaped once more inside a JSON string).
+_ESCAPE_RUN = r"(?:\\\\u[0-9A-Fa-f]{4}){8,}+|(?:\\u[0-9A-Fa-f]{4}){8,}+"
+# A break inside a token: a line break (real, or escaped in a JSON string) with four token characters after it
+# and a run of at least eight before it that is not all lower-case letters (a word at the end of a line is no
+# token's head). Found break first: a pattern starting with a look-behind is tried at every position.
+_BREAK = r"(?:\r?\n|\\r\\n|\\n)(?=[A-Za-z0-9_+/-]{4})"
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=-")
+_LOWER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz")
+# What follows the break must be the rest of a token: one word of token characters (base64 padding at its
+# end), with a digit or upper case after its first letter, ending where the line or the string does. The next
+# line's ``KEY=value`` or a word of prose is not.
+_WRAP_REST = r"""[A-Za-z0-9_+/-]{4,}+={0,2}(?=[\s"'`,;)\]}]|\\[nrt"]|\Z)"""
+
+
+class _View(NamedTuple):
+    text: str
+    starts: list[int]  # view start of each piece
+    pieces: list[tuple[int, int, int]]  # (view start, source start, source characters per view character)
+    changed: list[tuple[int, int]]  # view spans that differ from the source, sorted
+
+    def source(self, pos: int, *, end: bool = False) -> int:
+        """The source position of view position ``pos`` (``end``: the end of a span ending there)."""
+        i = bisect.bisect_right(self.starts, pos - 1 if end and pos > 0 else pos) - 1
+        view_start, source_start, step = self.pieces[max(i, 0)]
+        return source_start + step * (pos - view_start)
+
+    def touches_change(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right([c[0] for c in self.changed], end) - 1
+        while i >= 0 and self.changed[i][1] >= start:
+            s, e = self.changed[i]
+            if (s < end and e > start) or (s == e and start < s < end):
+                return True
+            i -= 1
+        return False
+
+
+def _escaped_view(text: str) -> _View | None:
+    """``\\u0067\\u0068...`` (eight or more escapes in a row) decoded; None when the text holds no such run."""
+    if "\\u" not in text:
+        return None
+    parts: list[str] = []
+    pieces: list[tuple[int, int, int]] = []
+    changed: list[tuple[int, int]] = []
+    pos = view = 0
+    for m in _compiled(_ESCAPE_RUN).finditer(text):
+        pieces.append((view, pos, 1))
+        parts.append(text[pos:m.start()])
+        view += m.start() - pos
+        width = 7 if m.group().startswith("\\\\") else 6
+        decoded = "".join(chr(int(m.group()[i + width - 4:i + width], 16))
+                          for i in range(0, m.end() - m.start(), width))
+        pieces.append((view, m.start(), width))
+        parts.append(decoded)
+        changed.append((view, view + len(decoded)))
+        view += len(decoded)
+        pos = m.end()
+    if not changed:
+        return None
+    pieces.append((view, pos, 1))
+    parts.append(text[pos:])
+    return _View("".join(parts), [p[0] for p in pieces], pieces, changed)
+
+
+def _token_head_before(text: str, pos: int) -> bool:
+    """Whether a run of at least eight token characters, not all lower-case letters, ends at ``pos``."""
+    i, mixed = pos, False
+    while i > 0 and pos - i < 512 and text[i - 1] in _TOKEN_CHARS and not (mixed and pos - i >= 8):
+        mixed = mixed or text[i - 1] not in _LOWER_CHARS
+        i -= 1
+    return mixed and pos - i >= 8
+
+
+def _joined_view(text: str) -> _View | None:
+    """Line breaks inside a token removed; None when the text has no such break."""
+    parts: list[str] = []
+    pieces: list[tuple[int, int, int]] = []
+    changed: list[tuple[int, int]] = []
+    pos = view = 0
+    rest_of_token = _compiled(_WRAP_REST)
+    for m in _compiled(_BREAK).finditer(text):
+        if m.start() < pos or not _token_head_before(text, m.start()):
+            continue
+        rest = rest_of_token.match(text, m.end())
+        if rest is None:
+            continue
+        word = rest.group().rstrip("=")
+        if not (_has_digit(word) or (any(c.isupper() for c in word[1:]) and any(c.islower() for c in word))):
+            continue
+        pieces.append((view, pos, 1))
+        parts.append(text[pos:m.start()])
+        view += m.start() - pos
+        changed.append((view, view))
+        pos = m.end()
+    if not changed:
+        return None
+    pieces.append((view, pos, 1))
+    parts.append(text[pos:])
+    return _View("".join(parts), [p[0] for p in pieces], pieces, changed)
+
+
+def _view_candidates(text: str, present: set[str]) -> list[_Candidate]:
+    """Candidates found in the views of ``text``, as spans of ``text``. A view whose rules are token shapes is
+    made only when one of their triggers is in ``text`` (the triggers found there): a token's prefix is whole,
+    it is its body that wraps."""
+    found: list[_Candidate] = []
+    for make, rules in _VIEWS:
+        if rules is not None and present.isdisjoint(_trigger_index(rules())[0]):
+            continue
+        view = make(text)
+        if view is None:
+            continue
+        for start, end, pri in _candidates(view.text, rules() if rules else None):
+            if view.touches_change(start, end):
+                found.append((view.source(start), view.source(end, end=True), pri))
+    return found
+
+
+def _joinable_rules() -> tuple[_Rule, ...]:
+    return _joinable(_RULES)
+
+
+@functools.cache
+def _joinable(rules: tuple[_Rule, ...]) -> tuple[_Rule, ...]:
+    return tuple(r for r in rules if r.kind in _JOINABLE_KINDS)
+
+
+
+#: Each view and the rules it runs (None: every rule). ``tools/redaction-fp`` turns them off for its baseline.
+_VIEWS: tuple[tuple[Callable[[str], _View | None], Callable[[], tuple[_Rule, ...]] | None], ...] = (
+    (_escaped_view, None), (_joined_view, _joinable_rules))
 
 
 def _resolve(found: list[_Candidate]) -> list[_Candidate]:
@@ -637,9 +792,12 @@ def _redact_once(text: str) -> tuple[str, dict[str, int]]:
         # rule, never skipped by a separator), so nothing can match into or across one. Same length, so
         # spans are valid in ``text``.
         masked = PLACEHOLDER_RE.sub(lambda m: "\n" * (m.end() - m.start()), text)
-        found = [c for c in _candidates(masked) if not starts_in_placeholder(c)]
+        present: set[str] = set()
+        found = [c for c in [*_candidates(masked, present=present), *_view_candidates(masked, present)]
+                 if not starts_in_placeholder(c)]
     else:
-        found = _candidates(text)
+        present = set()
+        found = [*_candidates(text, present=present), *_view_candidates(text, present)]
     out: list[str] = []
     counts: dict[str, int] = {}
     pos = 0

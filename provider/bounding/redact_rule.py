@@ -1,18 +1,47 @@
 """The shape of one redaction rule, shared by the rule families (``redact.py``, ``redact_services.py``,
-``redact_entropy.py``).
+``redact_encoded.py``, ``redact_passwords.py``, ``redact_entropy.py``), and the value pieces they share.
 
 A rule is one regular expression, the lower-case trigger substrings without which it is not run, the part of
 its match that is secret (``group``: None for the whole match, ``"value"`` for the dq/sq/uq value groups, or
-a group name) and an optional plausibility check of that part.
+a group name; or ``spans``: a function giving several secret parts of one match, e.g. every value of a
+block) and an optional plausibility check of that part. ``name`` names the class of secret the rule finds
+(several rules may share a placeholder ``kind``: a ``.netrc`` password and ``sshpass -p`` are both
+``password_assignment``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 
 Accept = Callable[[str, re.Match[str]], bool]
+Spans = Callable[[re.Match[str]], Iterable[tuple[int, int]]]
+
+#: A value after a key: double-quoted, single-quoted (also backslash-escaped quotes) or a bare run.
+VALUE = (
+    r"""(?:\\?"(?P<dq>[^"\n]{1,1024}?)\\?"|\\?'(?P<sq>[^'\n]{1,1024}?)\\?'"""
+    r"""|(?P<uq>[^\s"'`,;&<>(){}\[\]\\]++))"""
+)
+
+_NON_SECRET_WORDS = frozenset(
+    {
+        "none", "null", "nil", "true", "false", "undefined", "empty", "unset", "required", "optional",
+        "str", "string", "bytes", "int", "bool", "any", "secretstr", "text", "char", "varchar", "hidden",
+        "redacted", "masked", "omitted", "removed", "example", "placeholder",
+    }
+)  # fmt: skip
+_MASK_CHARS = frozenset("*xX•.-_#?·")
+
+
+def is_placeholder_value(value: str) -> bool:
+    """A value that stands for a secret without being one: a variable, a template, a mask, a type name."""
+    s = value.strip()
+    if s.startswith(("$", "%(", "%{", "%s", "{{", "{%", "<", "[REDACTED:", "#{", "@{")):
+        return True
+    if set(s) <= _MASK_CHARS:  # also the empty value
+        return True
+    return s.lower() in _NON_SECRET_WORDS
 
 
 class Rule:
@@ -21,13 +50,16 @@ class Rule:
     ``dataclasses``); nothing changes a rule once made."""
 
     def __init__(self, kind: str, source: str, triggers: tuple[str, ...], *, group: str | None = None,
-                 accept: Accept | None = None, fallback_source: str | None = None) -> None:
+                 accept: Accept | None = None, fallback_source: str | None = None, name: str | None = None,
+                 spans: Spans | None = None) -> None:
         self.kind = kind
+        self.name = name or kind  # the class of secret (tests and tools/redaction-fp name rules by it)
         self.source = source
         self.triggers = triggers  # lower-case substrings; the rule runs only if one is present
         self.group = group  # the secret part; None: the whole match; "value": dq/sq/uq
         self.accept = accept
         self.fallback_source = fallback_source  # tried at the same start when an annotated match is rejected
+        self.spans = spans  # several secret parts of one match (``group`` and ``accept`` are then unused)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -46,5 +78,8 @@ def rule(
     group: str | None = None,
     accept: Accept | None = None,
     fallback: str | None = None,
+    name: str | None = None,
+    spans: Spans | None = None,
 ) -> Rule:
-    return Rule(kind, pattern, triggers, group=group, accept=accept, fallback_source=fallback)
+    return Rule(kind, pattern, triggers, group=group, accept=accept, fallback_source=fallback, name=name,
+                spans=spans)
