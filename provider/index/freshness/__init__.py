@@ -36,6 +36,11 @@ Per in-scope unit (a transcript file; a Kimi session directory)
       when it equals the stored one the line total must match. The exact Obelisk sum is not pinned down, so
       wire lines with or without unterminated tails, with or without ``state.json``'s lines, are accepted.
     * any other cursor: *unknown cursor*. A file that vanishes or cannot be read mid-check: *unreadable*.
+    * **Choice:** a unit path that is no longer a regular file once links are followed (a FIFO, a device, a
+      socket: anything the user runs can swap one in) is *unreadable* (``unknown`` unless worse is known),
+      never read. Every read of a transcript goes through ``inputs.regular_file_chunks`` (non-blocking open,
+      fstat must say regular, bounded chunks, the request's deadline checked before each); links are followed,
+      as the walk, the stats and Obelisk itself follow them.
     Lines are counted only where a decision needs them; ``lines_counted`` says how many files were counted.
 
 Rows whose file is gone are *missing on disk* (informational, never stale by itself). A deleted file's cwd
@@ -119,11 +124,13 @@ def assess_freshness(
     stat: Callable[[str], os.stat_result] = os.stat,
     max_head_bytes: int = 64 * 1024,
     mtime_tolerance_ms: float = 1.0,
+    deadline_check: Callable[[], object] | None = None,
 ) -> FreshnessReport:
     """Judge whether ``index_state`` covers the transcripts of the scope (``roots`` x ``sources``).
 
     ``index_rows`` are ``(jsonl_path, mtime, lines_processed, cursor)`` rows already read by the caller;
-    ``transcript_homes`` are HOME-like directories holding ``.claude``, ``.codex``, ``.kimi-code``, ``.pi``.
+    ``transcript_homes`` are HOME-like directories holding ``.claude``, ``.codex``, ``.kimi-code``, ``.pi``;
+    ``deadline_check`` is called before every chunk read from a transcript (its exception ends the assessment).
     Never raises on malformed rows, cursors or transcripts.
     """
     unit_rows, marker_values = split_rows(index_rows)
@@ -134,6 +141,7 @@ def assess_freshness(
         tol=abs(float(mtime_tolerance_ms)),
         roots=root_list,
         rows=unit_rows,
+        check=deadline_check,
     )
     if not roots_ok:
         ctx.reasons.add("unreadable_root")
