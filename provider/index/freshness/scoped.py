@@ -21,9 +21,10 @@ So stats and reads stay O(files in scope + files in walked directories). The ver
 ``verdict.decide_verdict``. Differences from the full walk: ``units_in_scope`` leaves out indexed, unchanged
 files of sessions outside the scope set that heads would place in scope (e.g. a Codex child thread, a session
 older than the recency window); an indexed Codex child thread that grew, a session outside the recency window
-resumed into an old Codex day directory, a new rollout in an old day directory holding no session in scope,
-and a file the index does not hold in an old year, month or day directory unchanged since the last build
-(it was there when the build ran) are not seen until a build indexes them.
+resumed into an old Codex day directory, a new rollout in an old day directory that was there at the last build
+and holds no session in scope, and a file the index does not hold in an old year, month or day directory
+unchanged since the last build (mtime and ctime: it was there when the build ran) are not seen until a build
+indexes them. A restore that sets mtimes back is seen: it moves the ctimes (``candidates``).
 """
 
 from __future__ import annotations
