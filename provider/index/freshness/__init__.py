@@ -55,14 +55,15 @@ a full replay pending.
 
 Verdict precedence (``verdict.decide_verdict``, the one place it lives):
     1. ``unknown``    nothing can be judged: no usable root, no supported source, or no readable home
-                      (reason ``no_transcript_home`` when no other reason says why), or the scope's index
-                      rows name files that are all gone and no unit could be checked
-                      (``every_in_scope_file_missing``);
+                      (reason ``no_transcript_home`` when no other reason says why), or no unit of the scope
+                      was checked: the scope's index rows name files that are all gone
+                      (``every_in_scope_file_missing``), or no transcript in scope was found at all
+                      (``no_transcript_in_scope``: an empty scope is never ``fresh``);
     2. ``incomplete`` any in-scope unit is unindexed;
     3. ``stale``      any unit is stale, the last app build was partial, or a provider marker is missing;
     4. ``unknown``    something could not be judged (unknown cursor, unreadable root/home/file,
                       unsupported source): reported only when nothing worse is already known;
-    5. ``fresh``      otherwise (an empty scope, no transcripts at all, is fresh with ``units_in_scope=0``).
+    5. ``fresh``      otherwise (at least one unit of the scope checked, every one up to date).
 
 Paths in ``stale_units``/``unindexed_units`` are private (local ``status`` view only); ``to_public()``
 carries only counts, flags, ages and reason codes. Nothing here logs; malformed input never raises.
