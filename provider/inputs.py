@@ -1,10 +1,13 @@
-"""Bounded reads of everything the provider is handed: request files, stdin, ``serve`` lines, the config.
+"""Bounded reads of everything the provider is handed: request files, stdin, ``serve`` lines, the config, and
+the transcripts freshness looks into.
 
 Nothing is held beyond its bound: a file is read up to ``limit + 1`` bytes (one more, so the caller can tell
 "too large" from "exactly the limit"); a ``serve`` line longer than its bound is cut at ``limit + 1`` bytes and
 the rest of that line is read and dropped in fixed-size chunks, never buffered; stdin is read only until the
 request's deadline. A path that is not a regular file (a FIFO, a device, a directory) is refused before any
-byte is read, and opening it never blocks (``O_NONBLOCK``).
+byte is read, and opening it never blocks (``O_NONBLOCK``). A file on disk that anything the user runs can
+swap (a transcript) is read with :func:`regular_file_chunks`: the same refusal, chunks of a fixed size up to a
+byte cap, and the caller's deadline checked before every chunk.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 import select
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import BinaryIO
 
 #: Size of the chunks in which an oversize ``serve`` line is read and dropped.
@@ -28,12 +31,14 @@ class InputDeadline(Exception):
     """The deadline expired before the input was complete."""
 
 
-def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> tuple[int, os.stat_result]:
     """Open ``path`` read-only without blocking and return (fd, fstat); refuse anything but a regular file.
+    ``follow=False`` also refuses a symbolic link as the last component (``O_NOFOLLOW``: ``ELOOP``).
 
     Raises ``FileNotFoundError``/``OSError`` as ``os.open`` does, or :class:`NotRegularFile`.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
         regular = stat.S_ISREG(st.st_mode)
@@ -48,26 +53,43 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     return fd, st
 
 
+def fd_chunks(fd: int, cap: int, *, chunk: int = DISCARD_CHUNK,
+              check: Callable[[], object] | None = None) -> Iterator[bytes]:
+    """The bytes of ``fd`` up to end of file or ``cap`` bytes in all, in chunks of at most ``chunk`` bytes;
+    ``check`` (e.g. a deadline's ``check``, which raises once it has passed) is called before every read."""
+    left = cap
+    while left > 0:
+        if check is not None:
+            check()
+        data = os.read(fd, min(left, chunk))
+        if not data:
+            return
+        left -= len(data)
+        yield data
+
+
 def read_fd(fd: int, limit: int) -> bytes:
     """Read at most ``limit + 1`` bytes from ``fd``."""
-    parts: list[bytes] = []
-    left = limit + 1
-    while left > 0:
-        chunk = os.read(fd, min(left, DISCARD_CHUNK))
-        if not chunk:
-            break
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)
+    return b"".join(fd_chunks(fd, limit + 1))
 
 
-def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
-    """At most ``limit + 1`` bytes of the regular file at ``path`` (see :func:`open_regular`)."""
-    fd, _ = open_regular(path)
+def regular_file_chunks(path: str | os.PathLike[str], cap: int, *, chunk: int = DISCARD_CHUNK,
+                        check: Callable[[], object] | None = None,
+                        follow: bool = True) -> Generator[bytes, None, None]:
+    """The bytes of the regular file at ``path`` (:func:`open_regular`, before the first chunk) in chunks, up to
+    ``cap`` bytes, ``check`` called before every read (:func:`fd_chunks`). The file is closed when the
+    generator finishes or is closed: a caller that may stop early closes it (``contextlib.closing``)."""
+    fd, _ = open_regular(path, follow=follow)
     try:
-        return read_fd(fd, limit)
+        yield from fd_chunks(fd, cap, chunk=chunk, check=check)
     finally:
         os.close(fd)
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int, *,
+                      check: Callable[[], object] | None = None) -> bytes:
+    """At most ``limit + 1`` bytes of the regular file at ``path`` (see :func:`regular_file_chunks`)."""
+    return b"".join(regular_file_chunks(path, limit + 1, check=check))
 
 
 def read_until_deadline(fd: int, limit: int, expires_at: float) -> bytes:

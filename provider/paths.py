@@ -10,8 +10,12 @@ repository-relative display of paths):
 * Containment is on path boundaries: ``/a/b`` owns ``/a/b`` and ``/a/b/c``, never ``/a/bc``.
 
 ``Roots`` holds a scope's roots in two forms: every spelling (the one the operator gave and the real path;
-both are bound for the lexical SQL prefilter) and the real paths, which decide. It depends on nothing but
-``os.path``.
+both are bound for the lexical SQL prefilter) and the real paths. A recorded path is decided as recorded
+first: inside a spelling (``.`` and ``//`` dropped), it is in, whatever a symlink on it points at today (a
+link re-pointed after the session, ``~/src/current`` say, must not take the session out of the scope it was
+recorded in). Only a path the recorded text does not decide, one under no spelling or holding a ``..`` (whose
+meaning after a link is the link target's parent), is resolved (``real``) and compared with the real paths.
+It depends on nothing but ``os.path``.
 """
 
 from __future__ import annotations
@@ -111,7 +115,8 @@ def strip_roots(text: str, roots: Iterable[str]) -> str:
 
 
 class Roots:
-    """A scope's roots: the spellings bound for the lexical SQL prefilter and the real paths that decide.
+    """A scope's roots: the spellings bound for the lexical SQL prefilter and that decide a recorded path first,
+    and the real paths that decide a path recorded under no spelling.
 
     ``contains`` resolves a recorded path once per instance (one instance serves one request). Immutable;
     equality, hash and repr are those of the two path tuples (what was resolved is in none of them). A plain
@@ -158,12 +163,19 @@ class Roots:
         return cls(spellings=tuple(dict.fromkeys(spell)), real_paths=tuple(dict.fromkeys(decided)))
 
     def contains(self, path: object) -> bool:
-        """True when ``path`` (a recorded project path or cwd) lies inside a root by real path."""
+        """True when ``path`` (a recorded project path or cwd) lies inside a root: as recorded, inside any
+        spelling, when it holds no ``..``; else (the recorded text does not decide) by its real path today."""
         if not isinstance(path, str):
             return False
         known = self._seen.get(path)
         if known is None:
-            resolved = real(path)
-            known = resolved is not None and any(within(resolved, base) for base in self.real_paths)
+            recorded = lexical(path)
+            if recorded is None:
+                known = False
+            elif ".." not in path.split("/") and any(within(recorded, base) for base in self.spellings):
+                known = True  # (a ``..`` after a link means what the link points at: such a path is resolved)
+            else:
+                resolved = real(path)
+                known = resolved is not None and any(within(resolved, base) for base in self.real_paths)
             self._seen[path] = known
         return known

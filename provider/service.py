@@ -326,7 +326,8 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
             has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix, seeks)),
             roots=admitted.scope.roots, real_roots=admitted.scope.bound_roots().real_paths,
             sources=admitted.scope.sources,
-            transcript_homes=homes, now_ms=now_ms, stat=snap.deadline.bounded_stat(), remember=True)
+            transcript_homes=homes, now_ms=now_ms, stat=snap.deadline.bounded_stat(), remember=True,
+            deadline_check=snap.deadline.check)
     except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}
     detail = report.to_public()

@@ -748,7 +748,7 @@ def test_garbage_transcripts_never_raise(env: Env) -> None:
     deep.write_bytes(b"[" * 50_000 + b"\n")
     report = env.assess([])
     assert report.unattributed_files == 2
-    assert report.verdict == "fresh"
+    assert (report.verdict, report.unknown_reasons) == ("unknown", ("no_transcript_in_scope",))  # nothing in scope
 
 
 def test_public_projection_has_no_paths(env: Env) -> None:

@@ -97,10 +97,12 @@ def test_roots_decide_by_real_path_and_bind_every_spelling(tmp_path: Path) -> No
     roots = Roots.of([str(alias)])
     assert set(roots.spellings) == {str(alias), real_repo}
     assert roots.real_paths == (real_repo,)
-    for inside in (str(repo), str(repo / "src"), str(alias), f"{alias}/src", f"{repo}/src/../lib"):
+    # A path recorded inside a spelling is decided as recorded, a symlink on it (``escape``) not followed.
+    for inside in (str(repo), str(repo / "src"), str(alias), f"{alias}/src", f"{repo}/src/../lib",
+                   str(repo / "escape"), f"{repo}/escape/x"):
         assert roots.contains(inside), inside
-    for outside in (f"{repo}/../outside", f"{repo}//../outside", str(repo / "escape"), f"{repo}/escape/x",
-                    f"{repo}x", "relative", None, 3, "/../.."):
+    for outside in (f"{repo}/../outside", f"{repo}//../outside", f"{repo}x", "relative", None, 3, "/../..",
+                    str(tmp_path / "outside")):
         assert not roots.contains(outside), outside
     # A real path recorded at enable decides, whatever the spelling now points at.
     stored = Roots.of([str(alias)], ["/somewhere/else"])
@@ -124,13 +126,20 @@ def test_roots_of_takes_any_iterable_and_contains_decides_once_per_instance(tmp_
     # A recorded value that is not a string (a JSON list, a number) is outside, never an error.
     for odd in (["/x"], {"p": 1}, 3, None):
         assert roots.contains(odd) is False
-    # One instance serves one request: a path is resolved once, so a symlink retargeted in between does not
-    # change that request's answer; a new instance (the next request) sees the new target.
+    # A path recorded under a spelling is decided as recorded: a link re-pointed after the session does not move it.
     assert roots.contains(str(link))
     link.unlink()
     link.symlink_to(tmp_path / "outside")
-    assert roots.contains(str(link))
-    assert not Roots.of([str(repo)]).contains(str(link))
+    assert roots.contains(str(link)) and Roots.of([str(repo)]).contains(str(link))
+    # A path recorded under no spelling is resolved, once per instance (one request): a symlink retargeted in
+    # between does not change that request's answer; a new instance (the next request) sees the new target.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.symlink_to(repo / "src")
+    assert roots.contains(str(elsewhere))
+    elsewhere.unlink()
+    elsewhere.symlink_to(tmp_path / "outside")
+    assert roots.contains(str(elsewhere))
+    assert not Roots.of([str(repo)]).contains(str(elsewhere))
     # What was resolved is neither part of equality nor of the repr (recorded paths stay out of messages),
     # and the roots of a request cannot be changed once made.
     fresh = Roots.of([f"{repo}/"])

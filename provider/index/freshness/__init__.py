@@ -36,6 +36,11 @@ Per in-scope unit (a transcript file; a Kimi session directory)
       when it equals the stored one the line total must match. The exact Obelisk sum is not pinned down, so
       wire lines with or without unterminated tails, with or without ``state.json``'s lines, are accepted.
     * any other cursor: *unknown cursor*. A file that vanishes or cannot be read mid-check: *unreadable*.
+    * **Choice:** a unit path that is no longer a regular file once links are followed (a FIFO, a device, a
+      socket: anything the user runs can swap one in) is *unreadable* (``unknown`` unless worse is known),
+      never read. Every read of a transcript goes through ``inputs.regular_file_chunks`` (non-blocking open,
+      fstat must say regular, bounded chunks, the request's deadline checked before each); links are followed,
+      as the walk, the stats and Obelisk itself follow them.
     Lines are counted only where a decision needs them; ``lines_counted`` says how many files were counted.
 
 Rows whose file is gone are *missing on disk* (informational, never stale by itself). A deleted file's cwd
@@ -50,14 +55,15 @@ a full replay pending.
 
 Verdict precedence (``verdict.decide_verdict``, the one place it lives):
     1. ``unknown``    nothing can be judged: no usable root, no supported source, or no readable home
-                      (reason ``no_transcript_home`` when no other reason says why), or the scope's index
-                      rows name files that are all gone and no unit could be checked
-                      (``every_in_scope_file_missing``);
+                      (reason ``no_transcript_home`` when no other reason says why), or no unit of the scope
+                      was checked: the scope's index rows name files that are all gone
+                      (``every_in_scope_file_missing``), or no transcript in scope was found at all
+                      (``no_transcript_in_scope``: an empty scope is never ``fresh``);
     2. ``incomplete`` any in-scope unit is unindexed;
     3. ``stale``      any unit is stale, the last app build was partial, or a provider marker is missing;
     4. ``unknown``    something could not be judged (unknown cursor, unreadable root/home/file,
                       unsupported source): reported only when nothing worse is already known;
-    5. ``fresh``      otherwise (an empty scope, no transcripts at all, is fresh with ``units_in_scope=0``).
+    5. ``fresh``      otherwise (at least one unit of the scope checked, every one up to date).
 
 Paths in ``stale_units``/``unindexed_units`` are private (local ``status`` view only); ``to_public()``
 carries only counts, flags, ages and reason codes. Nothing here logs; malformed input never raises.
@@ -119,11 +125,13 @@ def assess_freshness(
     stat: Callable[[str], os.stat_result] = os.stat,
     max_head_bytes: int = 64 * 1024,
     mtime_tolerance_ms: float = 1.0,
+    deadline_check: Callable[[], object] | None = None,
 ) -> FreshnessReport:
     """Judge whether ``index_state`` covers the transcripts of the scope (``roots`` x ``sources``).
 
     ``index_rows`` are ``(jsonl_path, mtime, lines_processed, cursor)`` rows already read by the caller;
-    ``transcript_homes`` are HOME-like directories holding ``.claude``, ``.codex``, ``.kimi-code``, ``.pi``.
+    ``transcript_homes`` are HOME-like directories holding ``.claude``, ``.codex``, ``.kimi-code``, ``.pi``;
+    ``deadline_check`` is called before every chunk read from a transcript (its exception ends the assessment).
     Never raises on malformed rows, cursors or transcripts.
     """
     unit_rows, marker_values = split_rows(index_rows)
@@ -134,6 +142,7 @@ def assess_freshness(
         tol=abs(float(mtime_tolerance_ms)),
         roots=root_list,
         rows=unit_rows,
+        check=deadline_check,
     )
     if not roots_ok:
         ctx.reasons.add("unreadable_root")

@@ -7,15 +7,20 @@ Claude
     when its name equals a root's encoding, starts with it followed by ``-`` (any path below the root),
     is a cut name longer than 200 characters whose first 200 characters start with the root's encoding
     cut to 200, or holds a transcript of a session the index places in scope. Never missing an in-scope
-    directory; sometimes walking a sibling such as ``/a/b-c`` for root ``/a/b`` (its heads then decide).
+    directory; sometimes walking a sibling such as ``/a/b-c`` for root ``/a/b`` (its heads then decide). These
+    directories are listed on every request, whatever their mtimes (a restore may have set them back).
 Codex
     ``sessions/YYYY/MM/DD/``: the day directories from two days before the ``__last_build__`` marker on
     (directory names are local dates, the marker is UTC), and the date directories (year, month, day) on the
-    way to a transcript of a session in scope. Such an older directory is listed only when its mtime says an
-    entry was added or removed since the last build (Codex names a new rollout after the day it starts: new
-    files land in new days); unchanged, a year or month is not listed but visited by name (one stat of each
-    directory on the way), and a day's files in scope are judged where the index says they are. Without the
-    marker, or for a name that is not a date, everything is walked.
+    way to a transcript of a session in scope. Such an older directory is listed only when it changed since the
+    last build (Codex names a new rollout after the day it starts: new files land in new days); unchanged, a
+    year or month is not listed but visited by name (one stat of each directory on the way), and a day's files
+    in scope are judged where the index says they are. "Changed" is the later of the directory's mtime and
+    ctime: a restore that keeps mtimes (``tar x``, ``rsync -a``, ``cp -p``, Syncthing, a backup) sets a
+    directory's mtime back to before the build, but no tool can set its ctime back. In a directory listed
+    because it changed, an older date directory on the way to no known file is looked at too (one stat) and
+    listed when it changed: a restored rollout may arrive in a new day or month directory. Without the marker,
+    or for a name that is not a date, everything is walked.
     ``archived_sessions/`` only when the index holds a row under it (as ``walk``), and there only the files
     of sessions in scope and the files whose name date is on or after that cutoff.
 Kimi and Pi
@@ -131,6 +136,10 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, dirs: Iterable[str],
     directory cost more than the directory's stat."""
     units: list[Unit] = []
 
+    def changed(st: os.stat_result) -> bool:
+        """Whether a directory's entries may differ from the last build's: its mtime or its ctime is later."""
+        return last_build_ms is None or max(st.st_mtime_ns, st.st_ctime_ns) / 1e6 > last_build_ms
+
     def old(top_path: str, top_day: Day, top_held: Trie) -> None:
         """A date directory before the cutoff on the way to known files (``held``: the names on that way), and
         the same below it: visited by name when unchanged since the last build, else listed. A directory no
@@ -146,8 +155,8 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, dirs: Iterable[str],
                 continue
             if not stat_mod.S_ISDIR(st.st_mode):
                 continue
-            if last_build_ms is None or st.st_mtime_ns / 1e6 > last_build_ms:
-                walk(path, day, held)  # an entry was added or removed since the last build
+            if changed(st):
+                walk(path, day, held, True)  # an entry was added or removed since the last build
             elif len(day) < 3:  # (an unchanged day directory adds nothing: its files in scope are judged as known)
                 for name, below in held.items():
                     child = path + os.sep + name
@@ -157,9 +166,10 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, dirs: Iterable[str],
                     elif is_dir(ctx, child):
                         units.extend(walk_jsonl_tree(ctx, child, "codex"))  # not a date level: walked whole
 
-    def walk(path: str, day: Day, held: Trie) -> None:
+    def walk(path: str, day: Day, held: Trie, path_changed: bool | None = None) -> None:
         # A date-named entry before the cutoff (``(*day, number) < cutoff``) on the way to no known file is
-        # passed over at once: file or directory, nothing of it is added (no stat).
+        # passed over unless ``path`` changed since the last build (``path_changed``; None: not statted yet, a
+        # stat on first need): then it may have been added since, and is looked at as an older directory.
         # A date-named entry's name is digits only: never a ``.jsonl`` file, so only a directory of it counts.
         below = _skip_below(day, cutoff)
         for entry in scan(ctx, path):
@@ -175,8 +185,17 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, dirs: Iterable[str],
             elif number >= below:
                 if is_subdir(entry):
                     walk(entry.path, (*day, number), held.get(entry.name, {}))  # at or after the cutoff: listed
-            elif entry.name in held and is_subdir(entry):
-                old(entry.path, (*day, number), held[entry.name])
+            elif entry.name in held:
+                if is_subdir(entry):
+                    old(entry.path, (*day, number), held[entry.name])
+            elif is_subdir(entry):
+                if path_changed is None:
+                    try:
+                        path_changed = changed(ctx.stat(path))
+                    except (OSError, ValueError):
+                        path_changed = True  # (cannot tell: looked at, as without the marker)
+                if path_changed:
+                    old(entry.path, (*day, number), {})  # listed only when it changed itself
 
     walk(top, (), _trie(dirs, top))
     return units

@@ -23,14 +23,16 @@ class Unit(NamedTuple):
 class Ctx:
     """Mutable state of one assessment (internal)."""
 
-    __slots__ = ("lines_counted", "max_head_bytes", "parent_cwds", "reasons", "remember", "roots", "rows", "stat",
-                 "tol")
+    __slots__ = ("check", "lines_counted", "max_head_bytes", "parent_cwds", "reasons", "remember", "roots", "rows",
+                 "stat", "tol")
 
     def __init__(self, stat: Callable[[str], os.stat_result], max_head_bytes: int, tol: float,
                  roots: tuple[str, ...], rows: Mapping[str, UnitRow], *, lines_counted: int = 0,
                  remember: bool = False, reasons: set[str] | None = None,
-                 parent_cwds: dict[str, str | None] | None = None) -> None:
+                 parent_cwds: dict[str, str | None] | None = None,
+                 check: Callable[[], object] | None = None) -> None:
         self.stat = stat
+        self.check = check  # called before every chunk read from a transcript (a request's deadline check)
         self.max_head_bytes = max_head_bytes
         self.tol = tol
         self.roots = roots

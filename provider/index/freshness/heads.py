@@ -5,8 +5,11 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
+from contextlib import closing
 from typing import Final
 
+from ...inputs import read_regular_file, regular_file_chunks
 from . import memo
 from .context import Ctx, Unit
 from .walk import kimi_files
@@ -60,37 +63,35 @@ def _partial_cwd(partial: bytes, source: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _head_cwd(path: str, source: str, limit: int) -> tuple[str | None, bool]:
-    """(cwd or None, readable) from at most ``limit`` bytes of the file's head."""
+def _head_cwd(path: str, source: str, limit: int, check: Callable[[], object] | None = None, *,
+              missing_ok: bool = False) -> tuple[str | None, bool]:
+    """(cwd or None, readable) from at most ``limit`` bytes of the file's head, read in chunks as a regular file
+    only (``inputs.regular_file_chunks``: a FIFO or a device is unreadable, never read), ``check`` called before
+    each chunk. ``missing_ok``: a file that does not exist is readable, without a cwd."""
     buf = bytearray()
     pos = 0
-    eof = False
     try:
-        with open(path, "rb", buffering=0) as fh:
-            while True:
-                newline = buf.find(b"\n", pos)
-                if newline >= 0:
+        with closing(regular_file_chunks(path, limit, chunk=_HEAD_CHUNK, check=check)) as chunks:
+            for chunk in chunks:
+                buf += chunk
+                while (newline := buf.find(b"\n", pos)) >= 0:
                     cwd = _line_cwd(bytes(buf[pos:newline]), source)
                     if cwd is not None:
                         return cwd, True
                     pos = newline + 1
-                    continue
-                if eof or len(buf) >= limit:
-                    break
-                chunk = fh.read(min(_HEAD_CHUNK, limit - len(buf)))
-                eof = not chunk
-                buf += chunk
+    except FileNotFoundError:
+        return None, missing_ok
     except (OSError, ValueError):
         return None, False
+    eof = len(buf) < limit  # (the head stopped short of its bound: the file ended)
     rest = bytes(buf[pos:])
     cwd = _line_cwd(rest, source) if eof else _partial_cwd(rest, source)
     return cwd, True
 
 
-def _kimi_state_cwd(path: str, limit: int) -> tuple[str | None, bool]:
+def _kimi_state_cwd(path: str, limit: int, check: Callable[[], object] | None) -> tuple[str | None, bool]:
     try:
-        with open(path, "rb", buffering=0) as fh:
-            head = fh.read(limit + 1)
+        head = read_regular_file(path, limit, check=check)
     except (OSError, ValueError):
         return None, False
     if len(head) <= limit:
@@ -103,25 +104,31 @@ def _kimi_state_cwd(path: str, limit: int) -> tuple[str | None, bool]:
 def _remembered_head(ctx: Ctx, path: str, source: str) -> tuple[str | None, bool]:
     """``_head_cwd``, reused under the same stat when ``ctx.remember`` (``memo``; one stat to know)."""
     if not ctx.remember:
-        return _head_cwd(path, source, ctx.max_head_bytes)
+        return _head_cwd(path, source, ctx.max_head_bytes, ctx.check)
     try:
         st = ctx.stat(path)
     except (OSError, ValueError):
         return None, False
     key = ("head", path, source, ctx.max_head_bytes, *memo.identity(st, with_ctime=True))
-    return memo.remembered(key, lambda: _head_cwd(path, source, ctx.max_head_bytes), lambda found: found[1])
+    return memo.remembered(key, lambda: _head_cwd(path, source, ctx.max_head_bytes, ctx.check),
+                           lambda found: found[1])
 
 
 def unit_cwd(ctx: Ctx, unit: Unit) -> tuple[str | None, bool]:
     """(cwd or None, readable) of one unit; a Claude child without its own cwd inherits its parent's."""
     if unit.kind == "kimi_dir":
         state = kimi_files(ctx, unit.path)[1]
-        return _kimi_state_cwd(state, ctx.max_head_bytes) if state else (None, True)
+        return _kimi_state_cwd(state, ctx.max_head_bytes, ctx.check) if state else (None, True)
     cwd, readable = (None, True)
     if unit.kind == "jsonl":
         cwd, readable = _remembered_head(ctx, unit.path, unit.source)
     if cwd is None and unit.parent is not None:
         if unit.parent not in ctx.parent_cwds:
-            ctx.parent_cwds[unit.parent] = _head_cwd(unit.parent, unit.source, ctx.max_head_bytes)[0]
+            # (a parent that is gone leaves the child unattributed; one that cannot be read, a FIFO say, is said)
+            parent_cwd, parent_readable = _head_cwd(unit.parent, unit.source, ctx.max_head_bytes, ctx.check,
+                                                    missing_ok=True)
+            if not parent_readable:
+                ctx.reasons.add("unreadable_file")
+            ctx.parent_cwds[unit.parent] = parent_cwd
         cwd = ctx.parent_cwds[unit.parent]
     return cwd, readable

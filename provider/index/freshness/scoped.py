@@ -21,9 +21,10 @@ So stats and reads stay O(files in scope + files in walked directories). The ver
 ``verdict.decide_verdict``. Differences from the full walk: ``units_in_scope`` leaves out indexed, unchanged
 files of sessions outside the scope set that heads would place in scope (e.g. a Codex child thread, a session
 older than the recency window); an indexed Codex child thread that grew, a session outside the recency window
-resumed into an old Codex day directory, a new rollout in an old day directory holding no session in scope,
-and a file the index does not hold in an old year, month or day directory unchanged since the last build
-(it was there when the build ran) are not seen until a build indexes them.
+resumed into an old Codex day directory, a new rollout in an old day directory that was there at the last build
+and holds no session in scope, and a file the index does not hold in an old year, month or day directory
+unchanged since the last build (mtime and ctime: it was there when the build ran) are not seen until a build
+indexes them. A restore that sets mtimes back is seen: it moves the ctimes (``candidates``).
 """
 
 from __future__ import annotations
@@ -121,15 +122,17 @@ def assess_scoped_freshness(
     max_head_bytes: int = 64 * 1024,
     mtime_tolerance_ms: float = 1.0,
     remember: bool = False,
+    deadline_check: Callable[[], object] | None = None,
 ) -> FreshnessReport:
     """Judge the scope's freshness from ``known_files`` ((path, source) of the sessions in scope) and the
     candidate directories (module docstring). ``real_roots``: the roots' real paths as already resolved
     (``paths.Roots.real_paths``; resolved here when None). ``remember``: reuse line counts and heads read under
-    the same stat in this process (``memo``; a warm ``serve``). Never raises on malformed rows, cursors or
-    transcripts."""
+    the same stat in this process (``memo``; a warm ``serve``). ``deadline_check``: called before every chunk
+    read from a transcript (a request passes its deadline's ``check``, whose exception ends the assessment, as
+    its deadline-checked ``stat`` does). Never raises on malformed rows, cursors or transcripts."""
     root_list, roots_ok = prepare_roots(roots, stat, real_roots)
     ctx = Ctx(stat=stat, max_head_bytes=max(1, int(max_head_bytes)), tol=abs(float(mtime_tolerance_ms)),
-              roots=root_list, rows={}, remember=remember)
+              roots=root_list, rows={}, remember=remember, check=deadline_check)
     if not roots_ok:
         ctx.reasons.add("unreadable_root")
     wanted = wanted_sources(sources)

@@ -1,9 +1,11 @@
 """Judging one in-scope unit against its ``index_state`` cursor, counting lines only where a decision needs them."""
 
 import os
+import stat as stat_mod
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
+from ...inputs import regular_file_chunks
 from ..cursors import (
     CodexV4Cursor,
     Cursor,
@@ -22,6 +24,8 @@ from .rows import Row, UnitRow, number
 from .walk import kimi_files
 
 _COUNT_CHUNK: Final = 1024 * 1024
+#: Most bytes read to count a file's lines; a longer file (a sparse file, say) is not counted: unreadable.
+_COUNT_CAP: Final = 4 * 1024 * 1024 * 1024
 #: Longest cursor ``unchanged_signature`` looks at: five plain decimal numbers (a time at most 17 significant
 #: digits and a point, a count, size or inode at most 20 digits) and four colons fit with room to spare; a longer
 #: one is judged in full.
@@ -43,17 +47,20 @@ def _count_lines(ctx: Ctx, path: str, st: os.stat_result | None = None) -> _Line
 
 
 def _read_lines(ctx: Ctx, path: str) -> _LineCount | None:
+    """The count of a regular file only (``inputs.regular_file_chunks``: a FIFO or a device is never read),
+    under the assessment's deadline check; None when it cannot be read or is longer than ``_COUNT_CAP``."""
     ctx.lines_counted += 1
     count = 0
     tail = False
+    read = 0
     try:
-        with open(path, "rb", buffering=0) as fh:
-            while chunk := fh.read(_COUNT_CHUNK):
-                count += chunk.count(b"\n")
-                tail = not chunk.endswith(b"\n")
-    except (OSError, ValueError):
+        for chunk in regular_file_chunks(path, _COUNT_CAP + 1, chunk=_COUNT_CHUNK, check=ctx.check):
+            count += chunk.count(b"\n")
+            tail = not chunk.endswith(b"\n")
+            read += len(chunk)
+    except (OSError, ValueError):  # (inputs.NotRegularFile is an OSError)
         return None
-    return _LineCount(count, tail)
+    return _LineCount(count, tail) if read <= _COUNT_CAP else None
 
 
 def _lines_match(expected: int, counted: _LineCount) -> bool:
@@ -187,6 +194,8 @@ def unchanged_signature(cursor: str, st: os.stat_result) -> bool:
     fields are tested as one text."""
     if len(cursor) > _PLAIN_SIGNATURE_CHARS:  # (a Codex v4 cursor's state: tens of KB not split at all)
         return False
+    if not stat_mod.S_ISREG(st.st_mode):  # (no longer a regular file: ``judge_row`` says unreadable)
+        return False
     parts = cursor.split(":")
     if len(parts) != 5 or not cursor.isascii():
         return False
@@ -204,8 +213,9 @@ def judge_row(ctx: Ctx, unit: Unit, row: UnitRow, st: os.stat_result | None = No
     """``judge_unit`` over a ``UnitRow`` (the row as looked up, no ``Row`` built).
 
     A file unit is statted first (every cursor shape of a file is judged against its stat; a file that cannot
-    be statted is ``unreadable`` whatever its cursor), then a plain signature cursor naming exactly that stat is
-    up to date without being parsed (``unchanged_signature``)."""
+    be statted, or is no longer a regular file once links are followed: a FIFO, a device, a directory, is
+    ``unreadable`` whatever its cursor, and never read), then a plain signature cursor naming exactly that stat
+    is up to date without being parsed (``unchanged_signature``)."""
     cursor = row[3]
     if unit.kind != "kimi_dir":
         if st is None:
@@ -213,6 +223,8 @@ def judge_row(ctx: Ctx, unit: Unit, row: UnitRow, st: os.stat_result | None = No
                 st = ctx.stat(unit.path)
             except (OSError, ValueError):
                 return "unreadable"
+        if not stat_mod.S_ISREG(st.st_mode):
+            return "unreadable"
         if type(cursor) is str and ctx.tol >= 1.0 and unit.source != "kimi" and unchanged_signature(cursor, st):
             return "up_to_date"
         plain = plain_signature(cursor, unit.source)

@@ -57,6 +57,7 @@ class FreshnessReport(NamedTuple):
 #: Reasons given when nothing in scope could be verified (added to ``unknown_reasons``).
 NO_HOME = "no_transcript_home"
 ALL_GONE = "every_in_scope_file_missing"
+NONE_IN_SCOPE = "no_transcript_in_scope"
 
 
 def decide_verdict(
@@ -71,8 +72,9 @@ def decide_verdict(
 ) -> Verdict:
     """The single statement of verdict precedence (package docstring).
 
-    ``nothing_verified``: the scope's index rows name files, but every one of them is gone and no other unit
-    could be checked; that is ``unknown`` (nothing was verified), never ``fresh``.
+    ``nothing_verified``: no unit of the scope was checked (none found, or the scope's index rows name files
+    that are all gone); that is ``unknown`` (nothing was verified), never ``fresh``: an empty, "fresh" scope would
+    read as "no history" where a wrong root or source, or history older than the window, is as likely.
     """
     if not judgeable or nothing_verified:
         return "unknown"
@@ -103,9 +105,9 @@ def build_report(
     reasons = set(ctx.reasons)
     if not judgeable and not reasons & {"unreadable_root", "unsupported_source", "unreadable_home"}:
         reasons.add(NO_HOME)  # no transcript home was given or found: nothing could be checked
-    nothing_verified = judgeable and tally.in_scope == 0 and tally.missing_on_disk > 0
+    nothing_verified = judgeable and tally.in_scope == 0
     if nothing_verified:
-        reasons.add(ALL_GONE)
+        reasons.add(ALL_GONE if tally.missing_on_disk else NONE_IN_SCOPE)
     verdict = decide_verdict(
         judgeable=judgeable,
         unindexed=len(tally.unindexed),
