@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     import argparse
     import re
 
+    from .errors import ProviderError
+
 PROG = PROVIDER_ID
 #: stdin is read only up to this many bytes (+1 to detect oversize); see provider.contract.parse.
 STDIN_BOUND = 64 * 1024
@@ -118,6 +120,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refused(err: ProviderError) -> int:
+    """An operator command's typed refusal, as ``enable`` prints one: one JSON line on stdout; exit 2."""
+    sys.stdout.write(json.dumps({"ok": False, "error": {"code": err.code, "detail": err.detail}}) + "\n")
+    sys.stdout.flush()
+    return 2
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from .contract.models import export_json_schema
 
@@ -162,8 +171,12 @@ def cmd_check_schema(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
+    from .errors import ProviderError
 
-    return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
+    try:
+        return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
+    except ProviderError as err:  # a link planted where the demo writes, or an unusable key there
+        return _refused(err)
 
 
 def cmd_qualify_replay(args: argparse.Namespace) -> int:
@@ -187,7 +200,10 @@ def cmd_qualify_replay(args: argparse.Namespace) -> int:
     except ProviderError as err:
         sys.stderr.write(f"{PROG} qualify --replay: {err.code}\n")
         return 2
-    json_path, md_path = write_replay_reports(doc, Path(args.out))
+    try:
+        json_path, md_path = write_replay_reports(doc, Path(args.out))
+    except ProviderError as err:  # a link or another scope's report where this one goes
+        return _refused(err)
     summary = {"verdict": doc["verdict"], "passed": doc["passed"], "pairs": doc["replayed"]["pairs"],
                "negatives": doc["replayed"]["negatives"],
                "recognition": doc["metrics"]["recognition"]["rate"],
@@ -217,13 +233,17 @@ def cmd_qualify(args: argparse.Namespace) -> int:
     if args.work_dir and Path(args.work_dir).exists() and any(Path(args.work_dir).iterdir()):
         sys.stderr.write(f"{PROG} qualify: --work-dir must be a new or empty directory\n")
         return 2
+    from .errors import ProviderError
     from .progress import progress
 
     with progress("qualifying (corpus, three arms per case)"):  # on a terminal only; quiet when piped
-        return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope,
-                               seed=args.seed, extra_sessions=args.extra_sessions,
-                               subprocess_cases=args.subprocess_cases,
-                               work_dir=Path(args.work_dir) if args.work_dir else None)
+        try:
+            return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope,
+                                   seed=args.seed, extra_sessions=args.extra_sessions,
+                                   subprocess_cases=args.subprocess_cases,
+                                   work_dir=Path(args.work_dir) if args.work_dir else None)
+        except ProviderError as err:  # a link planted where a report goes
+            return _refused(err)
 
 
 #: sysexits.h EX_USAGE: the command line itself was wrong (distinct from a rejected request's 2).

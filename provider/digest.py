@@ -149,28 +149,36 @@ def key_if_present(config_path: Path) -> DigestKey | None:
         return None
 
 
+def new_secret() -> bytes:
+    """A fresh key's secret (``enable``'s first key, ``rotate-key``'s next one)."""
+    import secrets  # only the config writers make a key (cold start)
+
+    return secrets.token_bytes(KEY_BYTES)
+
+
+def write_key(config_path: Path, secret: bytes, *, replace: bool) -> None:
+    """Write ``secret`` as the install's key: a new 0600 file created exclusively, fsynced, then given the name
+    (``provider/outputs.py``); with ``replace`` over the old key, else only where there is none
+    (``FileExistsError``). A link or a non-regular file at the name is ``UnsafeWriteTarget``."""
+    from .outputs import write_file_in
+
+    path = key_path(config_path)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_file_in(path.parent, path.name, (secret.hex() + "\n").encode("ascii"), role="the digest key file",
+                  mode=0o600, exclusive=not replace)
+
+
 def ensure_key(config_path: Path) -> DigestKey:
     """The install's key, created first when there is none (the config writer's job, never a query's).
 
-    Created atomically: a 0600 temp file in the same directory, fsynced, then hard-linked to its name, which
-    fails when a key already exists (a concurrent ``enable`` made one): that key is kept and returned.
+    Created atomically and never over an existing key (:func:`write_key`): when a concurrent ``enable`` made one
+    first, that key is kept and returned. A link planted at the name is refused (``UnsafeWriteTarget``).
     """
-    path = key_path(config_path)
-    if not path.exists():
-        import secrets  # only the config writer makes a key (cold start)
-        import tempfile
-
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".digest-key-", suffix=".tmp", dir=path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(secrets.token_hex(KEY_BYTES) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            with contextlib.suppress(FileExistsError):
-                os.link(tmp, path)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    try:
+        regular = stat.S_ISREG(os.lstat(key_path(config_path)).st_mode)
+    except FileNotFoundError:
+        regular = False
+    if not regular:  # absent, or a link or other non-file there, which write_key refuses
+        with contextlib.suppress(FileExistsError):
+            write_key(config_path, new_secret(), replace=False)
     return load_key(config_path)

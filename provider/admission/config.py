@@ -5,7 +5,6 @@ Default-off: a missing config file means no enabled scope. The file lives in the
 owner-only permissions.
 """
 
-import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -271,24 +270,16 @@ def load_config(path: Path, *, must_exist: bool = False) -> ProviderConfig:
 
 
 def save_config(path: Path, config: ProviderConfig) -> None:
-    """Write atomically: a temp file in the same directory (0600), fsync, rename over the old file.
-
-    The install's digest key (``provider/digest.py``) is created beside the config first when there is none.
-    """
+    """Write the config (:func:`write_config_file`); the install's digest key (``provider/digest.py``) is
+    created beside it first when there is none."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     ensure_key(path)
-    data = json.dumps(config_to_json(config), indent=2, sort_keys=True) + "\n"
-    import tempfile  # only the lifecycle commands write (cold start)
+    write_config_file(path, config)
 
-    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+
+def write_config_file(path: Path, config: ProviderConfig) -> None:
+    """Write the config file alone, atomically, mode 0600, never through a link (``provider/outputs.py``)."""
+    from ..outputs import write_file_in  # only the config writers write (cold start)
+
+    data = json.dumps(config_to_json(config), indent=2, sort_keys=True) + "\n"
+    write_file_in(path.parent, path.name, data.encode("utf-8"), role="the config file", mode=0o600)
