@@ -30,7 +30,7 @@ from typing import Any, TextIO
 from ._version import CONTRACT_VERSION, PROVIDER_ID, PROVIDER_VERSION
 from .admission.config import EnabledScope, ProviderConfig, load_config
 from .admission.lifecycle import scope_summary
-from .digest import DigestKey, load_key
+from .digest import DigestKey, key_path, load_key
 from .errors import ConfigInvalid, ProviderError
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.freshness import FreshnessReport, Verdict, assess_freshness
@@ -304,12 +304,22 @@ def _scope_lines(scope: EnabledScope, fresh: FreshnessReport | None) -> list[str
     return lines
 
 
+def _located(detail: str, report: StatusReport) -> str:
+    """A config or key problem as the local operator reads it: each file named by its role also by its path."""
+    config = report.config_path
+    for role, path in (("the config file", config), ("the config directory", config.absolute().parent),
+                       ("the digest key file", key_path(config))):
+        detail = detail.replace(role, f"{role} {path}")
+    return detail
+
+
 def render_text(report: StatusReport) -> str:
     """The local operator's view (plain paths included)."""
     pub = report.public()
     config_state = "present" if report.config_present else "absent (nothing enabled)"
     if not report.config_valid:
-        config_state = "UNREADABLE OR INVALID" + (f": {_safe(report.config_detail)}" if report.config_detail else "")
+        config_state = "UNREADABLE OR INVALID" + (f": {_safe(_located(report.config_detail, report))}"
+                                                  if report.config_detail else "")
     if report.database_present:
         db_state = f"present, open mode {report.open_mode}" if report.open_mode else \
             f"present but not readable ({report.database_error})"
