@@ -179,6 +179,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return _refused(err)
 
 
+def cmd_rotate_key(args: argparse.Namespace) -> int:
+    from .admission.rotation import rotate_key
+
+    return rotate_key(config_path=_config_path(args), out=sys.stdout, must_exist=_config_named(args))
+
+
 def cmd_qualify_replay(args: argparse.Namespace) -> int:
     """``qualify --replay``: the scope's own history on the real index; 0 passed, 1 failed or
     insufficient_history, 2 usage or an unusable index/config (content-free messages)."""
@@ -299,6 +305,7 @@ EXAMPLES: dict[str, str] = {
     "schema": f"{PROG} schema > contract.schema.json",
     "qualify": f"{PROG} qualify --out qualification --format md",
     "demo": f"{PROG} demo --dir ./demo-index",
+    "rotate-key": f"{PROG} rotate-key",
 }
 
 
@@ -441,6 +448,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                              "requests, write a sample request")
         dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")
         dm.set_defaults(func=cmd_demo)
+
+    if wanted("rotate-key"):
+        rk = command("rotate-key", "replace the install's digest key; re-make the keyed digests the config stores "
+                                   "(receipts' digests change)")
+        rk.add_argument("--config", metavar="PATH",
+                        help="provider config whose digest key (digest.key beside it) is replaced (default: "
+                             "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); a named config "
+                             "must exist")
+        rk.set_defaults(func=cmd_rotate_key)
     return parser
 
 
