@@ -149,6 +149,24 @@ def test_unicode_line_separators_are_escaped_so_one_envelope_is_one_line(isolate
     assert result.document()["request_id"] == "a\u2028b\u2029c\u0085d"
 
 
+def test_request_id_is_bounded_before_it_reaches_the_receipt(fixture_db: tuple[Path, dict[str, object]],
+                                                             tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    db, manifest = fixture_db
+    config = _alpha_config(tmp_path / "c.json", manifest)
+    for request_id in ("r" * 128, "a\u2028b"):
+        result = run_cli("query", "--db", str(db), "--config", str(config),
+                         stdin=json.dumps(make_request(request_id=request_id)).encode(), env=isolated_env)
+        doc = result.document()
+        assert result.code == 0 and doc["receipt"]["request_id"] == request_id == doc["result"]["request_id"]
+    for request_id in ("r" * 129, "r" * 5000, "req\x1b[2J\x1b[H", "a\nb", "a\x85b"):
+        result = run_cli("query", "--db", str(db), "--config", str(config),
+                         stdin=json.dumps(make_request(request_id=request_id)).encode(), env=isolated_env)
+        doc = result.document()
+        assert result.code == 2 and doc["outcome"] == "rejected" and doc["receipt"] is None
+        assert doc["error"] == {"code": "invalid_request", "retryable": False,
+                                "detail": "field request_id is missing or has the wrong type or value"}
+
+
 def _argparse_reading(argv: list[str]) -> dict[str, object] | None:
     """What argparse makes of ``argv`` (the namespace's fields), or None when it refuses it (a usage error)."""
     import contextlib
