@@ -1,8 +1,10 @@
 """The CLI boundary: argument parsing, one JSON document on stdout for ``query``, the exit-code table.
 
-Exit codes for ``query`` (and ``serve`` per line): 0 ok, 2 rejected, 3 failed, 1 internal error (still one
-JSON envelope). ``check-schema``: 0 exact/compatible, 1 degraded, 2 incompatible or unreadable. Nothing
-private is ever written to stderr: argparse usage errors name options only.
+Exit codes for ``query``: 0 ok, 2 rejected, 3 failed, 1 internal error (still one JSON envelope); ``serve``
+answers every line with an envelope and ends with 0. ``check-schema``: 0 exact/compatible, 1 degraded, 2
+incompatible or unreadable. Each command's ``--help`` lists the codes it can return (:data:`EXIT_CODES`); any
+command ends with 130, quietly, on Ctrl-C. Nothing private is ever written to stderr: argparse usage errors name
+options only.
 """
 
 from __future__ import annotations
@@ -108,14 +110,17 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """One envelope per input line, blank lines included (a caller pairing replies by position stays in step)."""
+    from .errors import MalformedJson
     from .inputs import bounded_lines
-    from .service import answer
+    from .service import answer, error_response
 
     db, config, named = _db_path(args), _config_path(args), _config_named(args)
     for line in bounded_lines(sys.stdin.buffer, STDIN_BOUND):
         if not line.strip():
-            continue
-        response = answer(line, db_path=db, config_path=config, config_must_exist=named)
+            response = error_response(MalformedJson("the request line is empty"))
+        else:
+            response = answer(line, db_path=db, config_path=config, config_must_exist=named)
         _emit(response.envelope)
     return 0
 
@@ -283,15 +288,43 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     return _Parser
 
 
-#: The exit-code table, shown by ``--help`` (the README's table says the same).
-EXIT_TABLE = """exit codes:
-  query, serve (per line): 0 ok, 2 rejected (no result), 3 failed (typed empty result and receipt),
-                           1 internal error (still one JSON envelope)
-  enable, disable:         0 done, 2 refused, 1 the config could not be read or written
-  status:                  0 reported, 1 the config could not be read
-  check-schema:            0 exact or compatible, 1 degraded, 2 incompatible or unreadable
-  qualify:                 0 every scope passed, 1 otherwise
-  any command:             64 usage error (bad arguments; nothing on stdout)"""
+#: The exit codes each command can return: its own ``--help`` lists its line and :data:`ANY_COMMAND`; the
+#: top-level ``--help`` lists them all (:data:`EXIT_TABLE`; the README's tables say the same).
+EXIT_CODES: dict[str, str] = {
+    "query": "0 ok, 2 rejected (no result), 3 failed (typed empty result and receipt),\n"
+             "1 internal error (still one JSON envelope)",
+    "serve": "0 end of input (every line, a blank one too, is answered by one envelope: its outcome\n"
+             "is that request's answer)",
+    "enable": "0 done, 2 refused, 1 the config could not be read or written",
+    "disable": "0 done, 2 refused, 1 the config could not be read or written",
+    "status": "0 reported, 1 the config could not be read or its digest key is unusable",
+    "check-schema": "0 exact or compatible, 1 degraded, 2 incompatible or unreadable",
+    "schema": "0 printed",
+    "qualify": "0 every scope passed, 1 otherwise, 2 unusable (arguments, index, config)\n"
+               "or refused (unsafe_write_target)",
+    "demo": "0 done, 1 a demo request met an internal error, 2 refused (unsafe_write_target,\n"
+            "config_invalid)",
+    "rotate-key": "0 rotated, 1 the config could not be read or written, 2 refused (unsafe_write_target)",
+}
+#: Exit codes every command shares.
+ANY_COMMAND = ("64 usage error (bad arguments; nothing on stdout), 130 interrupted (Ctrl-C; no traceback),\n"
+               "1 also when the reader closes stdout early (`| head`)")
+#: 128 + SIGINT: the shell's code for a command Ctrl-C stopped.
+EX_INTERRUPTED = 130
+
+
+def _exit_lines(names: Sequence[str]) -> str:
+    width = max(len(name) for name in (*names, "any command")) + 2
+    lines = ["exit codes:"]
+    for name, text in [*((n, EXIT_CODES[n]) for n in names), ("any command", ANY_COMMAND)]:
+        first, *rest = text.split("\n")
+        lines.append(f"  {name + ':':<{width}}{first}")
+        lines.extend(f"  {'':<{width}}{more}" for more in rest)
+    return "\n".join(lines)
+
+
+#: The whole exit-code table, shown by the top-level ``--help``.
+EXIT_TABLE = _exit_lines(list(EXIT_CODES))
 
 #: One example per command (shown at the end of that command's --help).
 EXAMPLES: dict[str, str] = {
@@ -331,7 +364,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=summary, description=summary,
-                              epilog=f"example:\n  {EXAMPLES[name]}\n\n{EXIT_TABLE}",
+                              epilog=f"example:\n  {EXAMPLES[name]}\n\n{_exit_lines([name])}",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
 
     def common(p: argparse.ArgumentParser, db: bool = True) -> None:
@@ -493,14 +526,16 @@ def _query_args(argv: Sequence[str]) -> argparse.Namespace | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = sys.argv[1:] if argv is None else list(argv)
-    first = args_list[0] if args_list else None
-    args = _query_args(args_list) or _parser(first if first in EXAMPLES else None).parse_args(args_list)
     try:
+        args_list = sys.argv[1:] if argv is None else list(argv)
+        first = args_list[0] if args_list else None
+        args = _query_args(args_list) or _parser(first if first in EXAMPLES else None).parse_args(args_list)
         code: int = args.func(args)
     except BrokenPipeError:  # the reader went away (e.g. `| head`): nothing more to say, and no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: stop quietly, as the shell reports a command SIGINT ended
+        return EX_INTERRUPTED
     return code
 
 
