@@ -1,8 +1,10 @@
 """The CLI boundary: argument parsing, one JSON document on stdout for ``query``, the exit-code table.
 
-Exit codes for ``query`` (and ``serve`` per line): 0 ok, 2 rejected, 3 failed, 1 internal error (still one
-JSON envelope). ``check-schema``: 0 exact/compatible, 1 degraded, 2 incompatible or unreadable. Nothing
-private is ever written to stderr: argparse usage errors name options only.
+Exit codes for ``query``: 0 ok, 2 rejected, 3 failed, 1 internal error (still one JSON envelope); ``serve``
+answers every line with an envelope and ends with 0. ``check-schema``: 0 exact/compatible, 1 degraded, 2
+incompatible or unreadable. Each command's ``--help`` lists the codes it can return (:data:`EXIT_CODES`); any
+command ends with 130, quietly, on Ctrl-C. Nothing private is ever written to stderr: argparse usage errors name
+options only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from ._version import PROVIDER_ID
 if TYPE_CHECKING:
     import argparse
     import re
+
+    from .errors import ProviderError
 
 PROG = PROVIDER_ID
 #: stdin is read only up to this many bytes (+1 to detect oversize); see provider.contract.parse.
@@ -106,16 +110,26 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """One envelope per input line, blank lines included (a caller pairing replies by position stays in step)."""
+    from .errors import MalformedJson
     from .inputs import bounded_lines
-    from .service import answer
+    from .service import answer, error_response
 
     db, config, named = _db_path(args), _config_path(args), _config_named(args)
     for line in bounded_lines(sys.stdin.buffer, STDIN_BOUND):
         if not line.strip():
-            continue
-        response = answer(line, db_path=db, config_path=config, config_must_exist=named)
+            response = error_response(MalformedJson("the request line is empty"))
+        else:
+            response = answer(line, db_path=db, config_path=config, config_must_exist=named)
         _emit(response.envelope)
     return 0
+
+
+def _refused(err: ProviderError) -> int:
+    """An operator command's typed refusal, as ``enable`` prints one: one JSON line on stdout; exit 2."""
+    sys.stdout.write(json.dumps({"ok": False, "error": {"code": err.code, "detail": err.detail}}) + "\n")
+    sys.stdout.flush()
+    return 2
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -163,8 +177,18 @@ def cmd_check_schema(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
+    from .errors import ProviderError
 
-    return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
+    try:
+        return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
+    except ProviderError as err:  # a link planted where the demo writes, or an unusable key there
+        return _refused(err)
+
+
+def cmd_rotate_key(args: argparse.Namespace) -> int:
+    from .admission.rotation import rotate_key
+
+    return rotate_key(config_path=_config_path(args), out=sys.stdout, must_exist=_config_named(args))
 
 
 def cmd_qualify_replay(args: argparse.Namespace) -> int:
@@ -188,7 +212,10 @@ def cmd_qualify_replay(args: argparse.Namespace) -> int:
     except ProviderError as err:
         sys.stderr.write(f"{PROG} qualify --replay: {err.code}\n")
         return 2
-    json_path, md_path = write_replay_reports(doc, Path(args.out))
+    try:
+        json_path, md_path = write_replay_reports(doc, Path(args.out))
+    except ProviderError as err:  # a link or another scope's report where this one goes
+        return _refused(err)
     summary = {"verdict": doc["verdict"], "passed": doc["passed"], "pairs": doc["replayed"]["pairs"],
                "negatives": doc["replayed"]["negatives"],
                "recognition": doc["metrics"]["recognition"]["rate"],
@@ -218,13 +245,17 @@ def cmd_qualify(args: argparse.Namespace) -> int:
     if args.work_dir and Path(args.work_dir).exists() and any(Path(args.work_dir).iterdir()):
         sys.stderr.write(f"{PROG} qualify: --work-dir must be a new or empty directory\n")
         return 2
+    from .errors import ProviderError
     from .progress import progress
 
     with progress("qualifying (corpus, three arms per case)"):  # on a terminal only; quiet when piped
-        return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope,
-                               seed=args.seed, extra_sessions=args.extra_sessions,
-                               subprocess_cases=args.subprocess_cases,
-                               work_dir=Path(args.work_dir) if args.work_dir else None)
+        try:
+            return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope,
+                                   seed=args.seed, extra_sessions=args.extra_sessions,
+                                   subprocess_cases=args.subprocess_cases,
+                                   work_dir=Path(args.work_dir) if args.work_dir else None)
+        except ProviderError as err:  # a link planted where a report goes
+            return _refused(err)
 
 
 #: sysexits.h EX_USAGE: the command line itself was wrong (distinct from a rejected request's 2).
@@ -258,15 +289,43 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     return _Parser
 
 
-#: The exit-code table, shown by ``--help`` (the README's table says the same).
-EXIT_TABLE = """exit codes:
-  query, serve (per line): 0 ok, 2 rejected (no result), 3 failed (typed empty result and receipt),
-                           1 internal error (still one JSON envelope)
-  enable, disable:         0 done, 2 refused, 1 the config could not be read or written
-  status:                  0 reported, 1 the config could not be read
-  check-schema:            0 exact or compatible, 1 degraded, 2 incompatible or unreadable
-  qualify:                 0 every scope passed, 1 otherwise
-  any command:             64 usage error (bad arguments; nothing on stdout)"""
+#: The exit codes each command can return: its own ``--help`` lists its line and :data:`ANY_COMMAND`; the
+#: top-level ``--help`` lists them all (:data:`EXIT_TABLE`; the README's tables say the same).
+EXIT_CODES: dict[str, str] = {
+    "query": "0 ok, 2 rejected (no result), 3 failed (typed empty result and receipt),\n"
+             "1 internal error (still one JSON envelope)",
+    "serve": "0 end of input (every line, a blank one too, is answered by one envelope: its outcome\n"
+             "is that request's answer)",
+    "enable": "0 done, 2 refused, 1 the config could not be read or written",
+    "disable": "0 done, 2 refused, 1 the config could not be read or written",
+    "status": "0 reported, 1 the config could not be read or its digest key is unusable",
+    "check-schema": "0 exact or compatible, 1 degraded, 2 incompatible or unreadable",
+    "schema": "0 printed",
+    "qualify": "0 every scope passed, 1 otherwise, 2 unusable (arguments, index, config)\n"
+               "or refused (unsafe_write_target)",
+    "demo": "0 done, 1 a demo request met an internal error, 2 refused (unsafe_write_target,\n"
+            "config_invalid)",
+    "rotate-key": "0 rotated, 1 the config could not be read or written, 2 refused (unsafe_write_target)",
+}
+#: Exit codes every command shares.
+ANY_COMMAND = ("64 usage error (bad arguments; nothing on stdout), 130 interrupted (Ctrl-C; no traceback),\n"
+               "1 also when the reader closes stdout early (`| head`)")
+#: 128 + SIGINT: the shell's code for a command Ctrl-C stopped.
+EX_INTERRUPTED = 130
+
+
+def _exit_lines(names: Sequence[str]) -> str:
+    width = max(len(name) for name in (*names, "any command")) + 2
+    lines = ["exit codes:"]
+    for name, text in [*((n, EXIT_CODES[n]) for n in names), ("any command", ANY_COMMAND)]:
+        first, *rest = text.split("\n")
+        lines.append(f"  {name + ':':<{width}}{first}")
+        lines.extend(f"  {'':<{width}}{more}" for more in rest)
+    return "\n".join(lines)
+
+
+#: The whole exit-code table, shown by the top-level ``--help``.
+EXIT_TABLE = _exit_lines(list(EXIT_CODES))
 
 #: One example per command (shown at the end of that command's --help).
 EXAMPLES: dict[str, str] = {
@@ -280,6 +339,7 @@ EXAMPLES: dict[str, str] = {
     "schema": f"{PROG} schema > contract.schema.json",
     "qualify": f"{PROG} qualify --out qualification --format md",
     "demo": f"{PROG} demo --dir ./demo-index",
+    "rotate-key": f"{PROG} rotate-key",
 }
 
 
@@ -305,7 +365,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=summary, description=summary,
-                              epilog=f"example:\n  {EXAMPLES[name]}\n\n{EXIT_TABLE}",
+                              epilog=f"example:\n  {EXAMPLES[name]}\n\n{_exit_lines([name])}",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
 
     def common(p: argparse.ArgumentParser, db: bool = True) -> None:
@@ -428,6 +488,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                              "requests, write a sample request")
         dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")
         dm.set_defaults(func=cmd_demo)
+
+    if wanted("rotate-key"):
+        rk = command("rotate-key", "replace the install's digest key; re-make the keyed digests the config stores "
+                                   "(receipts' digests change)")
+        rk.add_argument("--config", metavar="PATH",
+                        help="provider config whose digest key (digest.key beside it) is replaced (default: "
+                             "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); a named config "
+                             "must exist")
+        rk.set_defaults(func=cmd_rotate_key)
     return parser
 
 
@@ -464,14 +533,16 @@ def _query_args(argv: Sequence[str]) -> argparse.Namespace | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = sys.argv[1:] if argv is None else list(argv)
-    first = args_list[0] if args_list else None
-    args = _query_args(args_list) or _parser(first if first in EXAMPLES else None).parse_args(args_list)
     try:
+        args_list = sys.argv[1:] if argv is None else list(argv)
+        first = args_list[0] if args_list else None
+        args = _query_args(args_list) or _parser(first if first in EXAMPLES else None).parse_args(args_list)
         code: int = args.func(args)
     except BrokenPipeError:  # the reader went away (e.g. `| head`): nothing more to say, and no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: stop quietly, as the shell reports a command SIGINT ended
+        return EX_INTERRUPTED
     return code
 
 

@@ -1,6 +1,8 @@
 """``demo``: build a demo Obelisk-shaped index and config in a demo folder, enable a scope, and show answers.
 
-Never reads or writes ``~/.obelisk``: everything lives in the demo folder (default ``./demo-index``).
+Never reads or writes ``~/.obelisk``: everything lives in the demo folder (default ``./demo-index``). The config,
+the digest key and the sample request are written as every operator file is (``provider/outputs.py``): a link
+planted at one of their names is refused (``UnsafeWriteTarget``), never followed.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .admission.config import EnabledScope, ProviderConfig, save_config
+from .outputs import write_file_in
 
 DEFAULT_DIR = Path("demo-index")
 
@@ -68,15 +71,31 @@ def run_demo(directory: Path | None, *, out: TextIO) -> int:
     # Each agent has both repositories of the demo project enabled, side by side (one entry per repository).
     config = ProviderConfig(recency_days=36500, transcript_homes=(str(info.home),), scopes=tuple(scopes))
     config_path = root / "config.json"
+    claude, codex = sorted(agents)[0], sorted(agents)[-1]
+    cases = _cases(claude, codex)
     save_config(config_path, config)
+    sample = write_file_in(root, "request.json", (json.dumps(cases[0][1], indent=2) + "\n").encode("utf-8"),
+                           role="the demo's request.json")
     out.write(f"demo index: {info.db_path} ({info.sessions} sessions, {info.messages} messages)\n")
     out.write(f"demo config: {config_path}\n")
     out.write("enabled scopes (agent / project / repository: sources; roots):\n")
     for scope in scopes:
         out.write(f"  {scope.agent_id} / {scope.project_id} / {scope.repository_id}: {', '.join(scope.sources)}; "
                   f"{', '.join(scope.roots)}\n")
-    claude, codex = sorted(agents)[0], sorted(agents)[-1]
-    cases = [
+    worst = 0
+    for title, request in cases:
+        response = answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config_path)
+        _show(out, title, response.envelope, response.exit_code)
+        worst = max(worst, 1 if response.exit_code == 1 else 0)
+    out.write(f"\nsample request: {sample}\n")
+    out.write("Try it yourself:\n")
+    out.write(f"  obelisk-session-evidence query --db {info.db_path} --config {config_path} --request {sample}\n")
+    return worst
+
+
+def _cases(claude: str, codex: str) -> list[tuple[str, dict[str, Any]]]:
+    """The representative requests the demo answers, each with its question; the first is the sample request."""
+    return [
         ("has this agent already hit this failure here?",
          _request("demo-1", claude, "alpha-svc", ["prior_failure", "tool_outcome"],
                   ["pytest -k billing", "ModuleNotFoundError"])),
@@ -92,14 +111,3 @@ def run_demo(directory: Path | None, *, out: TextIO) -> int:
         ("a replan trigger is refused at stage 1",
          _request("demo-5", claude, "alpha-svc", ["prior_failure"], ["billing"], trigger="replan_repetition")),
     ]
-    worst = 0
-    for title, request in cases:
-        response = answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config_path)
-        _show(out, title, response.envelope, response.exit_code)
-        worst = max(worst, 1 if response.exit_code == 1 else 0)
-    sample = root / "request.json"
-    sample.write_text(json.dumps(cases[0][1], indent=2) + "\n", encoding="utf-8")
-    out.write(f"\nsample request: {sample}\n")
-    out.write("Try it yourself:\n")
-    out.write(f"  obelisk-session-evidence query --db {info.db_path} --config {config_path} --request {sample}\n")
-    return worst

@@ -15,6 +15,8 @@ Two kinds, never mixed up:
 The key is 32 random bytes, hex-encoded, in ``digest.key`` beside ``config.json`` (mode 0600). It is created
 only by the config writer (``enable``), atomically and never over an existing key; a query never creates it:
 a config with an enabled scope and no key is refused with ``config_invalid`` (nothing is written at run time).
+It is read as the config is (a regular file, never through a link, private: the config's own check, stricter
+here: no one else may even read it); ``rotate-key`` (``provider/admission/rotation.py``) replaces it.
 """
 
 from __future__ import annotations
@@ -107,14 +109,19 @@ def key_path(config_path: Path) -> Path:
     return config_path.parent / KEY_FILE
 
 
-_MISSING_KEY = ("the digest key is missing beside the provider configuration: run `enable` again for a scope "
-                "to create it")
-_BAD_KEY = ("the digest key beside the provider configuration is unreadable or malformed: remove it and run "
-            "`enable` again (this rotates the key)")
+_MISSING_KEY = "the digest key file beside the config file is missing: run `rotate-key` to make a new one"
+_BAD_KEY = ("the digest key file beside the config file is unreadable or malformed: run `rotate-key` to replace "
+            "it")
+#: The fix for a key others could read: make it private, and replace it (its secret may be known).
+_KEY_FIX = "chmod 600, then run `rotate-key` (others may have read it)"
 
 
 def load_key(config_path: Path) -> DigestKey:
-    """The install's key; ``ConfigInvalid`` (with a fix) when it is missing, unreadable or malformed."""
+    """The install's key; ``ConfigInvalid`` (with a fix) when it is missing, unreadable, malformed, or not private
+    (the config's check, :func:`provider.inputs.private_problem`: owned by another user, or readable or writable
+    by anyone else; its directory writable by anyone else)."""
+    from .inputs import private_problem
+
     path = key_path(config_path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -123,8 +130,14 @@ def load_key(config_path: Path) -> DigestKey:
     except OSError:
         raise ConfigInvalid(_BAD_KEY) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise ConfigInvalid(_BAD_KEY)
+        problem = private_problem(st, "the digest key file", _KEY_FIX, mask=0o077)
+        if problem is None:
+            problem = private_problem(os.stat(path.absolute().parent), "the config directory", "chmod 700")
+        if problem is not None:
+            raise ConfigInvalid(problem)
         raw = os.read(fd, _KEY_READ_LIMIT)
     except OSError:
         raise ConfigInvalid(_BAD_KEY) from None
@@ -140,37 +153,45 @@ def load_key(config_path: Path) -> DigestKey:
 
 
 def key_if_present(config_path: Path) -> DigestKey | None:
-    """The install's key when a well-formed one exists beside ``config_path``, else None (for the operator
-    diagnostics that run without a config, such as ``check-schema``: they omit a keyed digest rather than
-    fail or fall back to an unkeyed one)."""
+    """The install's key when a well-formed, private one exists beside ``config_path``, else None (for the
+    operator diagnostics that run without a config, such as ``check-schema``: they omit a keyed digest rather
+    than fail or fall back to an unkeyed one)."""
     try:
         return load_key(config_path)
     except ConfigInvalid:
         return None
 
 
+def new_secret() -> bytes:
+    """A fresh key's secret (``enable``'s first key, ``rotate-key``'s next one)."""
+    import secrets  # only the config writers make a key (cold start)
+
+    return secrets.token_bytes(KEY_BYTES)
+
+
+def write_key(config_path: Path, secret: bytes, *, replace: bool) -> None:
+    """Write ``secret`` as the install's key: a new 0600 file created exclusively, fsynced, then given the name
+    (``provider/outputs.py``); with ``replace`` over the old key, else only where there is none
+    (``FileExistsError``). A link or a non-regular file at the name is ``UnsafeWriteTarget``."""
+    from .outputs import write_file_in
+
+    path = key_path(config_path)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_file_in(path.parent, path.name, (secret.hex() + "\n").encode("ascii"), role="the digest key file",
+                  mode=0o600, exclusive=not replace)
+
+
 def ensure_key(config_path: Path) -> DigestKey:
     """The install's key, created first when there is none (the config writer's job, never a query's).
 
-    Created atomically: a 0600 temp file in the same directory, fsynced, then hard-linked to its name, which
-    fails when a key already exists (a concurrent ``enable`` made one): that key is kept and returned.
+    Created atomically and never over an existing key (:func:`write_key`): when a concurrent ``enable`` made one
+    first, that key is kept and returned. A link planted at the name is refused (``UnsafeWriteTarget``).
     """
-    path = key_path(config_path)
-    if not path.exists():
-        import secrets  # only the config writer makes a key (cold start)
-        import tempfile
-
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".digest-key-", suffix=".tmp", dir=path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(secrets.token_hex(KEY_BYTES) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            with contextlib.suppress(FileExistsError):
-                os.link(tmp, path)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    try:
+        regular = stat.S_ISREG(os.lstat(key_path(config_path)).st_mode)
+    except FileNotFoundError:
+        regular = False
+    if not regular:  # absent, or a link or other non-file there, which write_key refuses
+        with contextlib.suppress(FileExistsError):
+            write_key(config_path, new_secret(), replace=False)
     return load_key(config_path)

@@ -181,3 +181,17 @@ LIFECYCLE_CODES: dict[str, str] = {
     "config_invalid": "the provider configuration cannot be read; it was left unchanged",
     "config_write_failed": "the provider configuration or its digest key could not be written",
 }
+
+
+# --- operator commands only (never in a response envelope, so not in ERROR_CODES) -----------------------
+
+
+class UnsafeWriteTarget(ProviderError, OSError):
+    """A file an operator command writes (``demo``'s sample request, a ``qualify`` report, the config, the
+    digest key) is already there as a symbolic link or as something other than a regular file: nothing is
+    written through it (``provider/outputs.py``). Printed as ``{"ok": false, "error": {code, detail}}``; also
+    an ``OSError``, so a writer that already reports a failed write (``enable``) reports this one too."""
+
+    outcome: ClassVar[Outcome] = "rejected"
+    code = "unsafe_write_target"
+    default_detail = "a file to write is a symbolic link or not a regular file: refused; remove it"

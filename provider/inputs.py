@@ -68,6 +68,19 @@ def fd_chunks(fd: int, cap: int, *, chunk: int = DISCARD_CHUNK,
         yield data
 
 
+def private_problem(st: os.stat_result, role: str, fix: str, *, mask: int = 0o022) -> str | None:
+    """Why the file or directory ``st`` describes is not private to this user (as ssh judges its files), or
+    None: owned by another user (root excepted), or a permission bit of ``mask`` set (0o022, anyone else may
+    write: the config and its directory; 0o077, anyone else may read or write: the digest key). The reason
+    names the file by its ``role`` (``"the config file"``), never by its path, and ends with the ``fix``."""
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"{role} is owned by another user; fix: chown $USER"
+    if st.st_mode & mask:
+        others = "group- or world-writable" if mask == 0o022 else "readable or writable by group or others"
+        return f"{role} is {others}; fix: {fix}"
+    return None
+
+
 def read_fd(fd: int, limit: int) -> bytes:
     """Read at most ``limit + 1`` bytes from ``fd``."""
     return b"".join(fd_chunks(fd, limit + 1))

@@ -12,12 +12,13 @@ config and database paths, the plain roots and the stale/unindexed transcript pa
 
 The database is read once, through :func:`provider.index.connection.read_index` (read-only, hardened, one
 snapshot, a deadline) which creates no file beside it. Exit 0 whenever a report could be made (also when
-the database is missing or unreadable: the report says so), 1 when the config cannot be read.
+the database is missing or unreadable: the report says so), 1 when the config cannot be read or the digest
+key beside it is unusable (malformed, not private, or missing while a scope is enabled: every query would be
+refused with ``config_invalid``); the report then says why and how to fix it, in both views.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -30,7 +31,7 @@ from typing import Any, TextIO
 from ._version import CONTRACT_VERSION, PROVIDER_ID, PROVIDER_VERSION
 from .admission.config import EnabledScope, ProviderConfig, load_config
 from .admission.lifecycle import scope_summary
-from .digest import DigestKey, load_key
+from .digest import DigestKey, key_path, load_key
 from .errors import ConfigInvalid, ProviderError
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.freshness import FreshnessReport, Verdict, assess_freshness
@@ -76,6 +77,9 @@ class StatusReport:
     scopes: list[tuple[EnabledScope, FreshnessReport | None]] = field(default_factory=list)
     config_detail: str = ""  # why the config was refused (local view only: it may name the path)
     digest_key: DigestKey | None = None  # root digests are keyed; without the install's key none are shown
+    #: Why the install's key is unusable, with the fix (path-free); None when it is fine or not needed yet.
+    digest_key_error: str | None = None
+    digest_key_exists: bool = False  # something is at the key's name (a link or a malformed file included)
 
     @property
     def overall_freshness(self) -> Verdict | None:
@@ -115,6 +119,8 @@ class StatusReport:
             "contract_version": CONTRACT_VERSION,
             "config_present": self.config_present,
             "config_valid": self.config_valid,
+            "digest_key": "present" if self.digest_key else ("unusable" if self.digest_key_exists else "absent"),
+            "digest_key_error": self.digest_key_error,
             "database_present": self.database_present,
             "database_error": self.database_error,
             "open_mode": self.open_mode,
@@ -194,8 +200,13 @@ def collect_status(*, db_path: Path, config_path: Path, now: Callable[[], float]
     report = StatusReport(config_path=config_path, db_path=db_path, config_present=config_present,
                           config_valid=config_valid, config=config, database_present=_present(db_path),
                           wal_present=os.path.exists(f"{db_path}-wal"), config_detail=config_detail)
-    with contextlib.suppress(ConfigInvalid):
+    report.digest_key_exists = os.path.lexists(key_path(config_path))
+    try:
         report.digest_key = load_key(config_path)
+    except ConfigInvalid as err:
+        # No key is fine until a scope is enabled (``enable`` makes it); a key that is there must be usable.
+        if report.digest_key_exists or config.scopes:
+            report.digest_key_error = err.detail
     if report.database_present:
         deadline = Deadline(max(config.deadline_ms, STATUS_DEADLINE_MS))
         try:
@@ -312,12 +323,26 @@ def _scope_lines(scope: EnabledScope, fresh: FreshnessReport | None) -> list[str
     return lines
 
 
+def _located(detail: str, report: StatusReport) -> str:
+    """A config or key problem as the local operator reads it: each file named by its role also by its path."""
+    config = report.config_path
+    for role, path in (("the config file", config), ("the config directory", config.absolute().parent),
+                       ("the digest key file", key_path(config))):
+        detail = detail.replace(role, f"{role} {path}")
+    return detail
+
+
 def render_text(report: StatusReport) -> str:
     """The local operator's view (plain paths included)."""
     pub = report.public()
     config_state = "present" if report.config_present else "absent (nothing enabled)"
     if not report.config_valid:
-        config_state = "UNREADABLE OR INVALID" + (f": {_safe(report.config_detail)}" if report.config_detail else "")
+        config_state = "UNREADABLE OR INVALID" + (f": {_safe(_located(report.config_detail, report))}"
+                                                  if report.config_detail else "")
+    key_state = "present" if report.digest_key else "absent (made by the first enable)"
+    if report.digest_key_error:
+        key_state = (f"{pub['digest_key'].upper()}, every query is refused: "
+                     f"{_safe(_located(report.digest_key_error, report))}")
     if report.database_present:
         db_state = f"present, open mode {report.open_mode}" if report.open_mode else \
             f"present but not readable ({report.database_error})"
@@ -330,6 +355,7 @@ def render_text(report: StatusReport) -> str:
     lines = [
         f"{PROVIDER_ID} {PROVIDER_VERSION} (contract {CONTRACT_VERSION})",
         f"config     {_safe(report.config_path)}: {config_state}",
+        f"digest key {_safe(key_path(report.config_path))}: {key_state}",
         f"database   {_safe(report.db_path)}: {db_state}",
         f"schema     {pub['schema_verdict']}"
         + (f", FTS tokenizer {_safe(pub['tokenizer'])}" if pub["tokenizer"] else ""),
@@ -361,7 +387,8 @@ def render_text(report: StatusReport) -> str:
 
 def status_command(*, db_path: Path, config_path: Path, fmt: str, out: TextIO,
                    now: Callable[[], float] = time.time, config_must_exist: bool = False) -> int:
-    """Print the status (``fmt`` ``json`` or ``text``). 0 reported, 1 the config could not be read."""
+    """Print the status (``fmt`` ``json`` or ``text``). 0 reported, 1 the config could not be read or its digest
+    key is unusable."""
     report = collect_status(db_path=db_path, config_path=config_path, now=now,
                             config_must_exist=config_must_exist)
     if fmt == "json":
@@ -369,4 +396,4 @@ def status_command(*, db_path: Path, config_path: Path, fmt: str, out: TextIO,
     else:
         out.write(render_text(report))
     out.flush()
-    return 0 if report.config_valid else 1
+    return 0 if report.config_valid and report.digest_key_error is None else 1

@@ -149,6 +149,24 @@ def test_unicode_line_separators_are_escaped_so_one_envelope_is_one_line(isolate
     assert result.document()["request_id"] == "a\u2028b\u2029c\u0085d"
 
 
+def test_request_id_is_bounded_before_it_reaches_the_receipt(fixture_db: tuple[Path, dict[str, object]],
+                                                             tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    db, manifest = fixture_db
+    config = _alpha_config(tmp_path / "c.json", manifest)
+    for request_id in ("r" * 128, "a\u2028b"):
+        result = run_cli("query", "--db", str(db), "--config", str(config),
+                         stdin=json.dumps(make_request(request_id=request_id)).encode(), env=isolated_env)
+        doc = result.document()
+        assert result.code == 0 and doc["receipt"]["request_id"] == request_id == doc["result"]["request_id"]
+    for request_id in ("r" * 129, "r" * 5000, "req\x1b[2J\x1b[H", "a\nb", "a\x85b"):
+        result = run_cli("query", "--db", str(db), "--config", str(config),
+                         stdin=json.dumps(make_request(request_id=request_id)).encode(), env=isolated_env)
+        doc = result.document()
+        assert result.code == 2 and doc["outcome"] == "rejected" and doc["receipt"] is None
+        assert doc["error"] == {"code": "invalid_request", "retryable": False,
+                                "detail": "field request_id is missing or has the wrong type or value"}
+
+
 def _argparse_reading(argv: list[str]) -> dict[str, object] | None:
     """What argparse makes of ``argv`` (the namespace's fields), or None when it refuses it (a usage error)."""
     import contextlib
@@ -203,3 +221,62 @@ def test_query_fast_path_agrees_with_argparse_on_generated_command_lines(rest: l
     fast = _query_args(argv)
     if fast is not None:
         assert vars(fast) == _argparse_reading(argv)
+
+
+def test_serve_answers_a_blank_line_so_replies_stay_paired(tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    """A caller pairs the n-th reply with its n-th line: a blank line gets its own typed rejection."""
+    lines = [json.dumps(make_request(request_id="first")).encode(), b"", b"   \t", b"{not json",
+             json.dumps(make_request(request_id="last")).encode()]
+    result = run_cli("serve", "--stdio", "--db", str(tmp_path / "none.sqlite"), stdin=b"\n".join(lines) + b"\n",
+                     env=isolated_env)
+    assert result.code == 0 and result.stderr == ""
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["request_id"] for r in replies] == ["first", None, None, None, "last"]
+    assert [r["error"]["code"] for r in replies] == ["not_enabled", "malformed_json", "malformed_json",
+                                                     "malformed_json", "not_enabled"]
+    assert replies[1]["error"]["detail"] == replies[2]["error"]["detail"] == "the request line is empty"
+
+
+def _interrupted(args: list[str], env: dict[str, str], *, ready: str, stdin: bytes = b"") -> tuple[int, bytes]:
+    """Run the CLI, wait until it is ``ready`` (``reply``: it answered the first line; ``reading``: it has
+    loaded what it needs to read stdin), send SIGINT; the exit code and stderr."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    full_env = {**{k: v for k, v in os.environ.items() if not k.startswith("OBELISK")}, **env}
+    proc = subprocess.Popen([sys.executable, "-m", "obelisk_session_evidence", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env, cwd=REPO)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write(stdin)
+        proc.stdin.flush()
+        if ready == "reply":
+            assert proc.stdout.readline()  # the loop is running: it waits for the next line
+        else:  # the stdin reader's module is loaded, then the read waits (deadline 60 s) for a stdin never closed
+            maps = Path(f"/proc/{proc.pid}/maps")
+            give_up = time.monotonic() + 60
+            while "select.cpython" not in maps.read_text() and time.monotonic() < give_up:
+                time.sleep(0.05)
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    return code, proc.stderr.read()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")
+def test_ctrl_c_ends_serve_and_query_quietly_with_130(tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    config = write_config(tmp_path / "c.json", [], deadline_ms=60000)
+    request = json.dumps(make_request()).encode() + b"\n"
+    code, stderr = _interrupted(["serve", "--stdio", "--config", str(config)], isolated_env, ready="reply",
+                                stdin=request)
+    assert (code, stderr) == (130, b"")
+    code, stderr = _interrupted(["query", "--config", str(config)], isolated_env, ready="reading",
+                                stdin=request[:20])
+    assert (code, stderr) == (130, b"")

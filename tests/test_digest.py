@@ -135,7 +135,7 @@ def test_a_query_without_the_key_is_refused_and_creates_nothing(fx: tuple[Fixtur
     before = sorted(os.listdir(tmp_path))
     envelope = _answer(info, config, _request())
     assert envelope["outcome"] == "rejected" and envelope["error"]["code"] == "config_invalid"
-    assert "enable" in envelope["error"]["detail"] and str(tmp_path) not in json.dumps(envelope)
+    assert "rotate-key" in envelope["error"]["detail"] and str(tmp_path) not in json.dumps(envelope)
     assert envelope["receipt"] is None
     assert sorted(os.listdir(tmp_path)) == before  # no key made at query time
 
@@ -144,6 +144,7 @@ def test_a_query_without_the_key_is_refused_and_creates_nothing(fx: tuple[Fixtur
 def test_a_malformed_key_is_refused(tmp_path: Path, content: bytes) -> None:
     config = tmp_path / "config.json"
     key_path(config).write_bytes(content)
+    key_path(config).chmod(0o600)  # private: refused for its content alone
     with pytest.raises(Exception) as caught:
         load_key(config)
     assert getattr(caught.value, "code", None) == "config_invalid"

@@ -148,6 +148,12 @@ def expected(raw: bytes, scopes: tuple[Scope, ...] = SCOPES) -> Expect:
     return expected_for(obj, scopes)
 
 
+def _bounded_id(value: Any) -> bool:
+    """README: a ``request_id`` is at most 128 characters, none of them a C0 or C1 control or DEL."""
+    return _is_str(value) and len(value) <= 128 and not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F
+                                                            for c in value)
+
+
 def _contract_code(obj: dict[str, Any]) -> str | None:
     if "revision" in obj and obj["revision"] is None:
         return "invalid_request"  # an optional field given as null: refused before anything else
@@ -156,9 +162,10 @@ def _contract_code(obj: dict[str, Any]) -> str | None:
     invalid |= bool(TOP_REQUIRED - set(obj))
     if "schema_version" in obj and not (_is_str(obj["schema_version"]) and obj["schema_version"] == SCHEMA):
         invalid = True
-    for name in ("request_id", "situation_id"):
-        if name in obj and not _is_str(obj[name]):
-            invalid = True
+    if "request_id" in obj and not _bounded_id(obj["request_id"]):
+        invalid = True
+    if "situation_id" in obj and not _is_str(obj["situation_id"]):
+        invalid = True
     if "trigger" in obj and not (_is_str(obj["trigger"]) and obj["trigger"] in TRIGGERS):
         invalid = True
     if "scope" in obj:

@@ -5,8 +5,8 @@
 * ``serve --stdio`` drops the rest of an oversize line as it streams (peak memory of the process stays far
   below the line's size); a FIFO ``--config``/``--request`` is refused without blocking; a caller that never
   closes stdin gets a ``timeout`` envelope;
-* a named config that does not exist is ``config_invalid`` naming the path; a config that is not private is
-  refused with how to fix it.
+* a named config that does not exist is ``config_invalid`` naming it by its role, never by its path (``status``
+  names the path); a config that is not private is refused with how to fix it.
 """
 
 from __future__ import annotations
@@ -218,8 +218,12 @@ def test_named_config_that_does_not_exist_is_config_invalid(tmp_path: Path, isol
         assert result.code == 2
         doc = result.document()
         assert doc["error"]["code"] == "config_invalid"
-        assert str(missing) in doc["error"]["detail"]
+        assert doc["error"]["detail"] == ("the config file named by --config or $OBELISK_SESSION_EVIDENCE_CONFIG "
+                                          "does not exist")
+        assert str(tmp_path) not in result.stdout
         assert doc["request_id"] == "req-1"
+        shown = run_cli("status", *args, env=env)  # the local operator's view names the path
+        assert shown.code == 1 and f"the config file {missing} named by --config" in shown.stdout
     # The default (platform) path missing is still default-off.
     result = run_cli("query", stdin=request, env=isolated_env)
     assert result.document()["error"]["code"] == "not_enabled"
@@ -229,7 +233,7 @@ def test_group_or_world_writable_config_is_refused(tmp_path: Path, config: Path)
     config.chmod(0o620)
     envelope = _answer(make_request(), config)
     assert envelope["error"]["code"] == "config_invalid"
-    assert f"chmod 600 {config}" in envelope["error"]["detail"]
+    assert envelope["error"]["detail"] == "the config file is group- or world-writable; fix: chmod 600"
     config.chmod(0o600)
     assert _answer(make_request(), config)["error"]["code"] != "config_invalid"
     tmp_path.chmod(0o777)
@@ -238,7 +242,7 @@ def test_group_or_world_writable_config_is_refused(tmp_path: Path, config: Path)
     finally:
         tmp_path.chmod(0o700)
     assert envelope["error"]["code"] == "config_invalid"
-    assert f"chmod 700 {tmp_path}" in envelope["error"]["detail"]
+    assert envelope["error"]["detail"] == "the config directory is group- or world-writable; fix: chmod 700"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root (CI runs as root)")

@@ -70,3 +70,20 @@ def test_demo_prints_its_scopes_and_writes_a_sample_request(tmp_path: Path, isol
     answered = run_cli("query", "--db", str(tmp_path / "demo" / "obelisk.sqlite"), "--config",
                        str(tmp_path / "demo" / "config.json"), "--request", str(sample), env=isolated_env)
     assert answered.code == 0 and answered.document()["result"]["items"]
+
+
+def test_each_command_help_lists_only_its_own_exit_codes(isolated_env: dict[str, str]) -> None:
+    """``serve`` never exits 2 or 3 (each line's outcome is in its envelope), ``schema`` only 0: each command's
+    ``--help`` shows its own codes and those every command shares, never another command's table."""
+    from obelisk_session_evidence.cli import EXIT_CODES
+
+    assert set(EXIT_CODES) == set(EXAMPLES)
+    for name in EXAMPLES:
+        shown = run_cli(name, "--help", env=isolated_env).stdout
+        table = shown.split("exit codes:", 1)[1]
+        named = {line.split(":", 1)[0].strip() for line in table.splitlines() if line[:3].strip() and ":" in line}
+        assert named == {name, "any command"}, (name, named)
+        assert "130 interrupted" in table
+    serve = run_cli("serve", "--help", env=isolated_env).stdout.split("exit codes:", 1)[1]
+    assert "2 rejected" not in serve and "3 failed" not in serve
+    assert "0 printed" in run_cli("schema", "--help", env=isolated_env).stdout

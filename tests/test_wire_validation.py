@@ -72,7 +72,11 @@ def same(a: dict[str, Any] | ProviderError, b: dict[str, Any] | ProviderError) -
 ODD_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, width=16),
                        st.text(max_size=4), st.just([]), st.just({}), st.just(["prior_failure"]),
                        st.just({"current": "x"}), st.just("prior_failure"), st.just("operator_requested_history"),
-                       st.just("historical_evidence_request_v0"), st.just(0.0), st.just(1.0))
+                       st.just("historical_evidence_request_v0"), st.just(0.0), st.just(1.0),
+                       # around the request_id bound (128 characters), and control characters (C0, DEL, C1)
+                       st.text(alphabet="ab\u00e9", min_size=126, max_size=130),
+                       st.text(alphabet=st.sampled_from(["a", "\x00", "\n", "\x1f", "\x7f", "\x85", "\x9f",
+                                                         "\xa0", "\u2028"]), min_size=1, max_size=4))
 FIELDS = ("schema_version", "request_id", "situation_id", "trigger", "scope", "revision", "evidence_types",
           "query_terms", "limits", "scope.agent_id", "scope.project_id", "scope.repository_id",
           "scope.allow_cross_agent", "scope.allow_cross_project", "revision.current", "revision.merge_base",
@@ -147,9 +151,35 @@ def test_the_request_path_validator_agrees_with_the_pydantic_contract(request: d
     make_request(trigger=1),
     make_request(schema_version="historical_evidence_request_v1"),
     make_request(query_terms="ModuleNotFoundError"),
+    make_request(request_id="r" * 128),
+    make_request(request_id="r" * 129),
+    make_request(request_id="\u00e9" * 128),
+    make_request(request_id=""),
+    make_request(request_id="a\nb"),
+    make_request(request_id="a\x00"),
+    make_request(request_id="\x7f"),
+    make_request(request_id="a\x85b"),
+    make_request(request_id="a\u2028b"),
+    make_request(request_id="r" * 129, extra=1),
+    make_request(request_id="\x1b[31m", trigger=1),
 ], ids=lambda r: str(sorted(r))[:0] or None)
 def test_chosen_requests_agree(request_: dict[str, Any]) -> None:
     assert same(oracle(copy.deepcopy(request_)), ours(copy.deepcopy(request_)))
+
+
+@pytest.mark.parametrize(("request_id", "accepted"), [
+    ("r" * 128, True), ("\U0001f600" * 128, True), ("a\u2028b", True), ("r" * 129, False), ("a\tb", False),
+    ("\x1b[2J", False), ("\x7f", False), ("\x9b", False)])
+def test_request_id_is_bounded_and_free_of_control_characters(request_id: str, accepted: bool) -> None:
+    """The receipt copies ``request_id`` verbatim: at most 128 characters (code points), no C0, DEL or C1."""
+    expected = oracle(make_request(request_id=request_id))
+    got = ours(make_request(request_id=request_id))
+    assert same(expected, got)
+    if accepted:
+        assert isinstance(got, dict) and got["request_id"] == request_id
+    else:
+        assert isinstance(got, InvalidRequest)
+        assert got.detail == "field request_id is missing or has the wrong type or value"
 
 
 def test_the_comparison_can_tell_a_difference() -> None:

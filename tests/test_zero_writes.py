@@ -180,8 +180,7 @@ def built(public_root: Path) -> Built:
     for path in [public_root / "fx", *(public_root / "fx").rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     config = write_config(public_root / "config.json", _scopes(manifest))
-    config.chmod(0o644)
-    key_path(config).chmod(0o644)  # the provider runs as another uid here
+    config.chmod(0o644)  # the provider runs as another uid here too (its private key: _for_nobody)
     return Built(info.db_path, manifest, config)
 
 
@@ -501,8 +500,24 @@ def nobody_python(public_root: Path, public_package_dir: Path) -> tuple[list[str
                 f"by uid 65534): {reasons}")
 
 
+def _for_nobody(config: Path) -> Path:
+    """The config beside a copy of its digest key that uid 65534 owns (a key must be private to the user who
+    runs the provider: mode 0600, its own), in a folder of its own; made once."""
+    folder = config.parent / "nobody-config"
+    if not folder.exists():
+        folder.mkdir(mode=0o755)
+        shutil.copyfile(config, folder / "config.json")
+        (folder / "config.json").chmod(0o644)
+        key = key_path(folder / "config.json")
+        shutil.copyfile(key_path(config), key)
+        os.chown(key, NOBODY, NOBODY)
+        key.chmod(0o600)
+    return folder / "config.json"
+
+
 def _as_nobody(python: tuple[list[str], dict[str, str]], db: Path, config: Path, raw: bytes) -> dict[str, Any]:
     command, env = python
+    config = _for_nobody(config)
     proc = _cli(["query", "--db", str(db), "--config", str(config)], raw, python=command, env=env, as_nobody=True)
     doc = _one_document(proc)
     assert proc.stderr == b"", proc.stderr.decode(errors="replace")

@@ -5,7 +5,6 @@ Default-off: a missing config file means no enabled scope. The file lives in the
 owner-only permissions.
 """
 
-import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -228,75 +227,62 @@ def default_config_path(env: Mapping[str, str]) -> Path:
     return Path(user_config_dir(APP_NAME)) / "config.json"
 
 
-def _private_problem(st: os.stat_result, what: str, path: Path, fix: str) -> str | None:
-    """Why ``st`` is not private to this user (as ssh judges its files), or None."""
-    if st.st_uid not in (os.geteuid(), 0):
-        return f"the provider configuration {what} {path} is owned by another user; fix: chown $USER {path}"
-    if st.st_mode & 0o022:
-        return f"the provider configuration {what} {path} is group- or world-writable; fix: {fix} {path}"
-    return None
-
-
 def load_config(path: Path, *, must_exist: bool = False) -> ProviderConfig:
     """Read the config; a missing file at the default path is the default (nothing enabled).
 
     ``must_exist`` is set when the operator named the file (``--config`` or ``$OBELISK_SESSION_EVIDENCE_CONFIG``):
-    then a missing file is ``config_invalid``, naming the path. The file must be a regular file, owned by this
-    user (or root) and writable by no one else, in a directory of which the same holds; it is read up to
-    :data:`MAX_CONFIG_BYTES`. Error details name the config path (the operator's own, for the local operator).
+    then a missing file is ``config_invalid``. The file must be a regular file, owned by this user (or root)
+    and writable by no one else, in a directory of which the same holds; it is read up to
+    :data:`MAX_CONFIG_BYTES` and may not repeat a key. Error details name the config by its role ("the config
+    file", "the config directory"), never by its path: they reach the response envelope (``status`` shows the
+    path to the local operator).
     """
-    from ..inputs import NotRegularFile, open_regular, read_fd
+    from ..contract.parse import DuplicateKey, object_without_duplicates
+    from ..inputs import NotRegularFile, open_regular, private_problem, read_fd
 
     try:
         fd, st = open_regular(path)
     except FileNotFoundError:
         if must_exist:
-            raise ConfigInvalid(f"the provider configuration {path} does not exist") from None
+            raise ConfigInvalid(f"the config file named by --config or ${CONFIG_ENV} does not exist") from None
         return ProviderConfig()
     except NotRegularFile:
-        raise ConfigInvalid(f"the provider configuration {path} is not a regular file") from None
+        raise ConfigInvalid("the config file is not a regular file") from None
     except OSError:
-        raise ConfigInvalid("provider configuration could not be read") from None
+        raise ConfigInvalid("the config file could not be read") from None
     try:
-        problem = _private_problem(st, "file", path, "chmod 600")
+        problem = private_problem(st, "the config file", "chmod 600")
         if problem is None:
-            parent = path.absolute().parent
-            problem = _private_problem(os.stat(parent), "directory", parent, "chmod 700")
+            problem = private_problem(os.stat(path.absolute().parent), "the config directory", "chmod 700")
         if problem is not None:
             raise ConfigInvalid(problem)
         raw = read_fd(fd, MAX_CONFIG_BYTES)
     except OSError:
-        raise ConfigInvalid("provider configuration could not be read") from None
+        raise ConfigInvalid("the config file could not be read") from None
     finally:
         os.close(fd)
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigInvalid(f"the provider configuration is larger than {MAX_CONFIG_BYTES} bytes")
+        raise ConfigInvalid(f"the config file is larger than {MAX_CONFIG_BYTES} bytes")
     try:
-        document = json.loads(raw)
+        document = json.loads(raw, object_pairs_hook=object_without_duplicates)
+    except DuplicateKey:
+        raise ConfigInvalid("the config file repeats a key") from None
     except (ValueError, RecursionError):  # also bad UTF-8, integers past the digit limit, deep nesting
         raise ConfigInvalid from None
     return config_from_json(document)
 
 
 def save_config(path: Path, config: ProviderConfig) -> None:
-    """Write atomically: a temp file in the same directory (0600), fsync, rename over the old file.
-
-    The install's digest key (``provider/digest.py``) is created beside the config first when there is none.
-    """
+    """Write the config (:func:`write_config_file`); the install's digest key (``provider/digest.py``) is
+    created beside it first when there is none."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     ensure_key(path)
-    data = json.dumps(config_to_json(config), indent=2, sort_keys=True) + "\n"
-    import tempfile  # only the lifecycle commands write (cold start)
+    write_config_file(path, config)
 
-    fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+
+def write_config_file(path: Path, config: ProviderConfig) -> None:
+    """Write the config file alone, atomically, mode 0600, never through a link (``provider/outputs.py``)."""
+    from ..outputs import write_file_in  # only the config writers write (cold start)
+
+    data = json.dumps(config_to_json(config), indent=2, sort_keys=True) + "\n"
+    write_file_in(path.parent, path.name, data.encode("utf-8"), role="the config file", mode=0o600)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from .._version import ProviderId
 from ..errors import ERROR_CODES
 from .wire import (  # the literals are shared with the request path, which does not import pydantic
+    MAX_REQUEST_ID_CHARS,
     RECEIPT_SCHEMA,
+    REQUEST_ID_CONTROLS,
     REQUEST_SCHEMA,
     RESPONSE_SCHEMA,
     RESULT_SCHEMA,
@@ -51,6 +53,11 @@ class _Strict(BaseModel):
 
 # --- request -------------------------------------------------------------------------------------------
 
+#: A ``request_id``: copied verbatim into the result and the public receipt, so bounded (at most
+#: ``MAX_REQUEST_ID_CHARS`` characters) and free of control characters (``contract.wire`` checks the same).
+RequestId = Annotated[str, StringConstraints(max_length=MAX_REQUEST_ID_CHARS,
+                                             pattern=f"^[^{REQUEST_ID_CONTROLS}]*$")]
+
 
 class RequestScope(_Strict):
     agent_id: str
@@ -79,7 +86,7 @@ class Limits(_Strict):
 
 class HistoricalEvidenceRequestV0(_Strict):
     schema_version: Literal["historical_evidence_request_v0"]
-    request_id: str
+    request_id: RequestId
     situation_id: str
     trigger: Trigger
     scope: RequestScope
@@ -110,7 +117,7 @@ class EvidenceItem(_Strict):
 
 class HistoricalEvidenceResultV0(_Strict):
     schema_version: Literal["historical_evidence_result_v0"]
-    request_id: str
+    request_id: RequestId
     provider_id: ProviderId
     provider_version: str
     index_revision: str
@@ -126,7 +133,7 @@ class HistoricalEvidenceResultV0(_Strict):
 
 class HistoricalEvidenceReceiptV0(_Strict):
     schema_version: Literal["historical_evidence_receipt_v0"]
-    request_id: str
+    request_id: RequestId
     provider_id: ProviderId
     provider_version: str
     index_revision_digest: str

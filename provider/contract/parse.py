@@ -19,15 +19,17 @@ MAX_REQUEST_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 8
 
 
-class _DuplicateKey(ValueError):
-    pass
+class DuplicateKey(ValueError):
+    """A JSON object repeats a key (``json.loads`` would keep the last value silently)."""
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook`` for untrusted JSON (the request, the config): a repeated key is
+    :class:`DuplicateKey`, never a silent last-one-wins."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _DuplicateKey
+            raise DuplicateKey
         out[key] = value
     return out
 
@@ -69,8 +71,8 @@ def load_json_object(raw: bytes) -> dict[str, Any]:
     if _depth(text) > MAX_JSON_DEPTH:
         raise MalformedJson("request JSON is nested too deeply")
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
-    except _DuplicateKey:
+        value = json.loads(text, object_pairs_hook=object_without_duplicates, parse_constant=_reject_constant)
+    except DuplicateKey:
         raise MalformedJson("request JSON repeats a key") from None
     except (ValueError, RecursionError):
         # ValueError also covers integers longer than Python's digit limit.

@@ -9,9 +9,12 @@ and building its models costs about ten times a bare interpreter start, more tha
 
 Validation follows the model's rules: an object where a model is, every required field present, exact JSON
 types (an integer is not a boolean, a list is not a string), literal values spelled exactly, no unknown key, an
-optional field absent rather than ``null``. The first problem in field order is reported, by field path only.
+optional field absent rather than ``null``, a ``request_id`` of at most :data:`MAX_REQUEST_ID_CHARS` characters
+and no control character (it is copied into the public receipt). The first problem in field order is reported,
+by field path only.
 """
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
@@ -35,6 +38,13 @@ TRIGGERS: tuple[Trigger, ...] = (
 EVIDENCE_TYPES: tuple[EvidenceType, ...] = (
     "prior_failure", "decision", "file_history", "tool_outcome", "summary",
 )
+
+#: The longest ``request_id`` accepted, in characters (code points): the receipt copies it verbatim.
+MAX_REQUEST_ID_CHARS = 128
+#: The characters a ``request_id`` may not hold, as a character class's body: C0 and C1 controls and DEL (the
+#: pydantic model's pattern is this class negated; both are checked against each other by the tests).
+REQUEST_ID_CONTROLS = r"\x00-\x1f\x7f-\x9f"
+_REQUEST_ID_FORBIDDEN = re.compile(f"[{REQUEST_ID_CONTROLS}]")
 
 
 # --- the validated request -----------------------------------------------------------------------------
@@ -125,8 +135,9 @@ class EvidenceItem(NamedTuple):
 
 # --- the validator ---------------------------------------------------------------------------------------
 #
-# A field is (name, kind, required). Kinds: "str", "int" (not bool), "false" (the JSON false only), a tuple of
-# allowed strings (a literal), ("list", kind), or a nested spec (a model).
+# A field is (name, kind, required). Kinds: "str", "id" (a string bounded as ``request_id`` is), "int" (not
+# bool), "false" (the JSON false only), a tuple of allowed strings (a literal), ("list", kind), or a nested spec
+# (a model).
 
 _Kind = Any
 _Spec = tuple[tuple[str, _Kind, bool], ...]
@@ -136,7 +147,7 @@ _SCOPE: _Spec = (("agent_id", "str", True), ("project_id", "str", True), ("repos
 _REVISION: _Spec = (("current", "str", True), ("merge_base", "str", False))
 _LIMITS: _Spec = (("max_sessions", "int", True), ("max_items", "int", True), ("max_snippet_chars", "int", True),
                   ("max_total_chars", "int", True))
-_REQUEST: _Spec = (("schema_version", (REQUEST_SCHEMA,), True), ("request_id", "str", True),
+_REQUEST: _Spec = (("schema_version", (REQUEST_SCHEMA,), True), ("request_id", "id", True),
                    ("situation_id", "str", True), ("trigger", TRIGGERS, True), ("scope", _SCOPE, True),
                    ("revision", _REVISION, False), ("evidence_types", ("list", EVIDENCE_TYPES), True),
                    ("query_terms", ("list", "str"), True), ("limits", _LIMITS, True))
@@ -157,6 +168,9 @@ def _check_value(value: Any, kind: _Kind, loc: tuple[str, ...], problems: list[_
         ok = isinstance(value, str) and value in kind
     elif kind == "str":
         ok = isinstance(value, str)
+    elif kind == "id":
+        ok = (isinstance(value, str) and len(value) <= MAX_REQUEST_ID_CHARS
+              and not _REQUEST_ID_FORBIDDEN.search(value))
     elif kind == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
     else:  # "false"

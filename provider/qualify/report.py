@@ -27,15 +27,20 @@ def _safe(name: str) -> str:
 
 
 def write_reports(out_dir: Path, reports: Sequence[Mapping[str, Any]], build_s: float) -> dict[str, Any]:
-    """Write one JSON + Markdown report per scope and the summary (``qualification.{json,md}``); the summary."""
+    """Write one JSON + Markdown report per scope and the summary (``qualification.{json,md}``), each atomically
+    and never through a link (``provider/outputs.py``); the summary."""
+    from ..outputs import write_file_in
+
+    def write(name: str, text: str) -> None:
+        write_file_in(out_dir, name, text.encode("utf-8"), role="a report file in --out")
+
     out_dir.mkdir(parents=True, exist_ok=True)
     files = []
     for report in reports:
         scope = report["scope"]
         stem = f"qualification-{_safe(scope['agent_id'])}-{_safe(scope['repository_id'])}"
-        (out_dir / f"{stem}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
-                                              encoding="utf-8")
-        (out_dir / f"{stem}.md").write_text(render_markdown(report), encoding="utf-8")
+        write(f"{stem}.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        write(f"{stem}.md", render_markdown(report))
         files.append(f"{stem}.json")
     summary: dict[str, Any] = {
         "format": SUMMARY_FORMAT,
@@ -48,9 +53,8 @@ def write_reports(out_dir: Path, reports: Sequence[Mapping[str, Any]], build_s: 
                    for r, f in zip(reports, files, strict=True)],
     }
     summary["digest"] = report_digest(summary)
-    (out_dir / "qualification.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
-                                                encoding="utf-8")
-    (out_dir / "qualification.md").write_text(render_summary_markdown(summary, reports), encoding="utf-8")
+    write("qualification.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    write("qualification.md", render_summary_markdown(summary, reports))
     return summary
 
 

@@ -3,15 +3,21 @@ and digests only: no command, path, term or snippet of the scope's history)."""
 
 from __future__ import annotations
 
+import errno
 import importlib
+import io
 import json
+import os
+import re
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..._version import PROVIDER_VERSION
 from ...admission.config import ProviderConfig, load_config
-from ...digest import DigestKey, load_key, scope_basis
+from ...digest import DigestKey, content_digest, load_key, scope_basis
+from ...errors import UnsafeWriteTarget
 from .document import REPLAY_FORMAT
 from .metrics import MIN_PAIRS, criteria, metrics, verdict
 from .mine import mine, read_history
@@ -162,15 +168,15 @@ def render_markdown(doc: dict[str, Any], chart: str | None = None) -> str:
     return "\n".join([*lines, ""])
 
 
-def draw_chart(doc: dict[str, Any], path: Path) -> bool:
-    """A bar chart of recognition against days between the attempts (the ``[report]`` extra); False without
-    matplotlib, and the Markdown keeps its table."""
+def chart_png(doc: dict[str, Any]) -> bytes | None:
+    """A bar chart of recognition against days between the attempts, as PNG bytes (the ``[report]`` extra);
+    None without matplotlib, and the Markdown keeps its table."""
     try:
         matplotlib: Any = importlib.import_module("matplotlib")
         matplotlib.use("Agg")
         plt: Any = importlib.import_module("matplotlib.pyplot")
     except ImportError:
-        return False
+        return None
     buckets = doc["metrics"]["recognition_by_days"]
     fig, ax = plt.subplots(figsize=(5, 3))
     ax.bar([b["days"] for b in buckets], [b["rate"] or 0.0 for b in buckets], color="#4c72b0")
@@ -180,17 +186,91 @@ def draw_chart(doc: dict[str, Any], path: Path) -> bool:
     ax.set_ylabel("recognition")
     ax.set_xlabel("days between the attempts")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=100)
     plt.close(fig)
-    return True
+    return image.getvalue()
+
+
+#: An id is kept as it is in a report's file name when it is made of these characters (a plain id).
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: What an id that is not plain keeps: these characters, every other one written as ``_``, the first 48.
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+#: Where report files are written, as errors name it (never by its path).
+_ROLE = "a report file in --out"
+#: A previous report is read up to this size to learn whose it is.
+_MAX_REPORT_READ = 4 * 1024 * 1024
+
+
+def _scope_tag(scope: dict[str, Any]) -> str:
+    """A short, stable tag of the scope's three ids (unkeyed: the ids are the operator's own, not private)."""
+    return content_digest([scope["agent_id"], scope["project_id"], scope["repository_id"]])[7:17]
+
+
+def _stem(scope: dict[str, Any]) -> tuple[str, bool]:
+    """``replay-<agent>-<repository>`` and whether it is exact: each id as it is when it is plain, else its safe
+    characters (``org/api`` -> ``org_api``) and the scope's tag after them, so two ids that read alike never
+    share a name and no id can climb out of the folder (``x/../../escape`` -> ``x_.._.._escape-<tag>``)."""
+    agent, repo = scope["agent_id"], scope["repository_id"]
+    if _PLAIN_ID.fullmatch(agent) and _PLAIN_ID.fullmatch(repo):
+        return f"replay-{agent}-{repo}", True
+    return f"replay-{_UNSAFE.sub('_', agent)[:48]}-{_UNSAFE.sub('_', repo)[:48]}-{_scope_tag(scope)}", False
+
+
+def _owner(path: Path) -> Any:
+    """The ``scope`` of the replay report at ``path``: None when there is none; a link or a non-regular file
+    there is :class:`UnsafeWriteTarget`; a file that is not a replay report gives ``{}`` (someone else's)."""
+    from ...inputs import read_fd
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeWriteTarget(f"{_ROLE} is a symbolic link or not a regular file: refused; remove it") from None
+        return {}
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeWriteTarget(f"{_ROLE} is a symbolic link or not a regular file: refused; remove it")
+        raw = read_fd(fd, _MAX_REPORT_READ)
+    finally:
+        os.close(fd)
+    try:
+        previous = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    return previous.get("scope", {}) if isinstance(previous, dict) and previous.get("kind") == "replay" else {}
+
+
+def report_stem(doc: dict[str, Any], out_dir: Path) -> str:
+    """The file name stem of ``doc``'s reports in ``out_dir``: :func:`_stem`, and when a report of another scope
+    (another project, or ids that read alike) already holds that name, the tagged name beside it."""
+    scope = doc["scope"]
+    stem, exact = _stem(scope)
+    owner = _owner(out_dir / f"{stem}.json")
+    if owner is not None and owner != scope and exact:
+        stem = f"{stem}-{_scope_tag(scope)}"
+        owner = _owner(out_dir / f"{stem}.json")
+    if owner is not None and owner != scope:
+        raise UnsafeWriteTarget(f"{_ROLE} of another scope holds this scope's report name: refused; move it")
+    return stem
 
 
 def write_replay_reports(doc: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    """Write ``<stem>.json``, ``<stem>.md`` and, with matplotlib, ``<stem>-recognition.png`` into ``out_dir``
+    (created when missing); each atomically and never through a link (``provider/outputs.py``)."""
+    from ...outputs import write_file_in
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    s = doc["scope"]
-    stem = f"replay-{s['agent_id']}-{s['repository_id']}"
-    json_path, md_path = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
-    json_path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    chart = out_dir / f"{stem}-recognition.png"
-    md_path.write_text(render_markdown(doc, chart.name if draw_chart(doc, chart) else None), encoding="utf-8")
+    stem = report_stem(doc, out_dir)
+    json_path = write_file_in(out_dir, f"{stem}.json",
+                              (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"), role=_ROLE)
+    chart = chart_png(doc)
+    chart_name = f"{stem}-recognition.png"
+    if chart is not None:
+        write_file_in(out_dir, chart_name, chart, role=_ROLE)
+    md_path = write_file_in(out_dir, f"{stem}.md",
+                            render_markdown(doc, chart_name if chart is not None else None).encode("utf-8"),
+                            role=_ROLE)
     return json_path, md_path
