@@ -469,6 +469,8 @@ def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
     at, listed = _checked_rows(snap, template, small, values)
     if len(listed) >= int(values["limit"]):
         return None
+    if not listed:
+        return ()  # the scope holds no such message (say, only the user's prompt): no row holds a marker word
     rowid, length = at["message_rowid"], at["body_chars"]
     chars = 0
     for row in listed:
@@ -506,7 +508,8 @@ def _checked_rows(snap: ReadSnapshot, template: Template, small: _SmallScopePlan
                   values: Mapping[str, Any]) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
     """The column positions and rows of a not-evidence read of a small scope, each row checked against the scope
     as every row is (once per distinct value of the columns the check reads: the rows of one session share
-    theirs)."""
+    theirs). The positions are known only when there is a row (a statement that returned none leaves no column
+    names): callers read them only then."""
     found = snap.rows(template.sql, _params(template, values))
     names = snap.last_columns
     scope_columns = [i for i, name in enumerate(names) if name in SCOPE_COLUMNS]
