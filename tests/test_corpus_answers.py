@@ -40,7 +40,43 @@ def _golden() -> dict[str, Any]:
     return document
 
 
+#: Templates whose text changed after the golden answers were made, mapped to the key the golden file knows them
+#: by. Only the version in ``templates_run`` moved: issue 30 bounds the characters of a tool cell the tool
+#: templates search (``retrieval.engine.SEARCH_CHARS``), and every cell of these sets is far shorter than that,
+#: so their rows, and every item, are the same (compared exactly below).
+REVISED_TEMPLATES = {
+    "prior_failure.tool_results.v2": "prior_failure.tool_results.v1",
+    "tool_outcome.tool_calls.v2": "tool_outcome.tool_calls.v1",
+    "file_history.tool_calls.v2": "file_history.tool_calls.v1",
+}
+
+
+def _golden_names(answers: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``answers`` with each revised template named as the golden file names it (:data:`REVISED_TEMPLATES`)."""
+    for envelope in answers.values():
+        meta = envelope.get("provider_meta") or {}
+        for key in ("templates_run", "templates_skipped"):
+            if isinstance(meta.get(key), list):
+                meta[key] = [REVISED_TEMPLATES.get(name, name) for name in meta[key]]
+    return answers
+
+
+def test_revised_templates_are_exactly_the_renamed_ones() -> None:
+    """The map hides nothing else: each new key is a current template, each old key one the golden file ran
+    and no current template has."""
+    from obelisk_session_evidence.retrieval.templates import load_templates
+
+    current = {t.key for t in load_templates()}
+    ran = {name for answers in _golden()["sets"].values() for envelope in answers.values()
+           for name in (envelope.get("provider_meta") or {}).get("templates_run", [])}
+    for new, old in REVISED_TEMPLATES.items():
+        assert new in current and old not in current, (new, old)
+        assert old in ran and new not in ran, (new, old)
+        assert new.rsplit(".v", 1)[0] == old.rsplit(".v", 1)[0], (new, old)
+
+
 def _compare(name: str, now: dict[str, dict[str, Any]]) -> None:
+    now = _golden_names(now)
     before = _golden()["sets"][name]
     assert sorted(now) == sorted(before), f"{name}: the situations differ"
     differing = [sid for sid in sorted(before) if now[sid] != before[sid]]

@@ -247,7 +247,7 @@ def test_tampered_template_without_scope_is_rejected_before_running(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
     info, manifest = fx
     templates = _tampered(tmp_path, "WHERE tc.session_id IN (SELECT id FROM scope_sessions)\n  AND",
-                          "WHERE", "prior_failure.tool_results.v1.sql")
+                          "WHERE", "prior_failure.tool_results.v2.sql")
     envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
                     terms=["stripe"], template_dir=templates)
     assert envelope["outcome"] == "failed"

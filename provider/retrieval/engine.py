@@ -73,6 +73,12 @@ _PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS, CUE_TEXT, CUE_BODIES, TERM_PR
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
+#: Characters of a tool cell (``input_json``, ``content``) the tool templates search for the terms (``:search``).
+#: 64 Ki holds whole every cell Obelisk writes for a call of one or two string leaves (it keeps 10,000 characters
+#: of each leaf, JSON-escaped), so only a term past several leaves of a many-leaf input (a MultiEdit) is not
+#: searched; one instr() over it takes about 30 us, so 16 terms of 16 variants cost milliseconds per huge cell
+#: and no step of the statement outlasts the progress handler's deadline check by more than that.
+SEARCH_CHARS = 65536
 #: Characters of a whole message a template may return for Python to window (Obelisk keeps at most 10,000 of a
 #: message; a larger cell in a hostile database is cut here, so it never reaches Python whole).
 MESSAGE_CAP = 12000
@@ -211,6 +217,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
         "terms": json.dumps(list(match_variants(terms.instr_terms, roots.spellings))),
         "head": READ_HEAD,
         "tail": READ_TAIL,
+        "search": SEARCH_CHARS,
         "cap": MESSAGE_CAP,
         "pre": read.sql_pre,
         "window": read.length,
