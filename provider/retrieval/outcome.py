@@ -84,7 +84,7 @@ def _unescape(match: re.Match[str]) -> str:
     code = match.group(1)
     if code.startswith("u"):
         point = int(code[1:5], 16)
-        if len(code) > 5:  # a pair: u + 4 hex digits, then \\u + 4 hex digits
+        if len(code) == 11:  # a pair: u + 4 hex digits, then \\u + 4 hex digits
             return chr(0x10000 + ((point - 0xD800) << 10) + (int(code[7:], 16) - 0xDC00))
         return "\ufffd" if 0xD800 <= point <= 0xDFFF else chr(point)
     return _ESCAPES.get(code, code)
