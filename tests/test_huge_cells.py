@@ -177,3 +177,27 @@ def test_a_huge_output_is_searched_within_bounds_and_its_tail_still_decides(huge
     failures = [i for i in envelope["result"]["items"] if i["evidence_type"] == "prior_failure"]
     assert [i.get("message_ref") for i in failures] == [bash], envelope["result"]["items"]
     assert "failed exit 1" in failures[0]["snippet"]
+
+
+def test_a_huge_message_text_is_searched_within_bounds(huge: EvidenceHome, tmp_path: Path) -> None:
+    """A 20 MB assistant message (another writer's database: Obelisk keeps 10,000 characters of a text) that FTS
+    matches: the message templates search its first SEARCH_CHARS characters, so a request at the ceilings is
+    answered within the default deadline (searched whole, it took about 5.7 s: a ``timeout``), and the failure
+    it tells at its start is found."""
+    db = tmp_path / "huge-text.sqlite"
+    shutil.copyfile(huge.db, db)
+    text = ("pytest failed: ModuleNotFoundError for yaml, the settings loader cannot start. "
+            + "The loader value changed again while the settings were reloaded. " * 300_000)
+    con = sqlite3.connect(db)
+    with con:
+        uuid = con.execute("SELECT uuid FROM messages WHERE role = 'assistant' AND text LIKE 'The loader is%'"
+                           ).fetchone()[0]
+        con.execute("UPDATE messages SET text = ? WHERE uuid = ?", (text, uuid))
+    con.close()
+    home = EvidenceHome(db=db, home=huge.home, repo=huge.repo, config=huge.config, sessions=huge.sessions)
+    envelope = _ask(home, ["ModuleNotFoundError", *ceiling_terms()[:15]], types=["prior_failure", "decision"])
+    assert envelope["outcome"] == "ok", envelope["error"]
+    assert uuid in {i.get("message_ref") for i in envelope["result"]["items"]}, envelope["result"]["items"]
+    short = _ask(home, ["ModuleNotFoundError", *ceiling_terms()[:15]], config=_with_deadline(huge, tmp_path, 200),
+                 types=["prior_failure", "decision"])
+    assert short["outcome"] == "ok" or short["error"]["code"] == "timeout", short["error"]

@@ -73,11 +73,12 @@ _PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS, CUE_TEXT, CUE_BODIES, TERM_PR
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
-#: Characters of a tool cell (``input_json``, ``content``) the tool templates search for the terms (``:search``).
-#: 64 Ki holds whole every cell Obelisk writes for a call of one or two string leaves (it keeps 10,000 characters
-#: of each leaf, JSON-escaped), so only a term past several leaves of a many-leaf input (a MultiEdit) is not
-#: searched; one instr() over it takes about 30 us, so 16 terms of 16 variants cost milliseconds per huge cell
-#: and no step of the statement outlasts the progress handler's deadline check by more than that.
+#: Characters of a cell (a tool's ``input_json`` or ``content``, a message or summary text) the templates search
+#: for the terms (``:search``). 64 Ki holds whole every cell Obelisk writes for a call of one or two string leaves
+#: (it keeps 10,000 characters of each leaf, JSON-escaped) and every text (it keeps 10,000), so only a term past
+#: several leaves of a many-leaf input (a MultiEdit) is not searched; one instr() over it takes about 30 us, so 16
+#: terms of 16 variants cost milliseconds per huge cell and no step of a statement runs long between two of the
+#: progress handler's deadline checks.
 SEARCH_CHARS = 65536
 #: Characters of a whole message a template may return for Python to window (Obelisk keeps at most 10,000 of a
 #: message; a larger cell in a hostile database is cut here, so it never reaches Python whole).
