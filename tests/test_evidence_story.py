@@ -172,7 +172,7 @@ def test_a_small_scopes_reasoning_notes_are_read_from_its_own_messages_with_the_
             small_rows = rows
         else:
             assert rows == small_rows, mode  # the same rows, column for column
-    assert "decision.reasoning.scope_rows.v1" in answers["small"]["provider_meta"]["templates_run"]
+    assert "decision.reasoning.scope_rows.v2" in answers["small"]["provider_meta"]["templates_run"]
     assert answers["small"]["result"]["items"] == answers["many sessions"]["result"]["items"] == \
         answers["over budget"]["result"]["items"]
     assert answers["small"]["result"]["items"][0]["snippet"].startswith("[reasoning] ")

@@ -247,7 +247,7 @@ def test_tampered_template_without_scope_is_rejected_before_running(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
     info, manifest = fx
     templates = _tampered(tmp_path, "WHERE tc.session_id IN (SELECT id FROM scope_sessions)\n  AND",
-                          "WHERE", "prior_failure.tool_results.v1.sql")
+                          "WHERE", "prior_failure.tool_results.v2.sql")
     envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
                     terms=["stripe"], template_dir=templates)
     assert envelope["outcome"] == "failed"
@@ -307,17 +307,17 @@ def test_fts_first_and_scope_set_plans_return_the_same_evidence(
     monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 0)  # the small-scope plan has its own test below
     scoped = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
     # A small scope (at most SCOPE_FIRST_SESSIONS sessions) goes straight to the scope-set plan.
-    assert "prior_failure.narration.v1" in scoped["provider_meta"]["templates_run"]
-    assert "decision.messages.v1" in scoped["provider_meta"]["templates_run"]
+    assert "prior_failure.narration.v2" in scoped["provider_meta"]["templates_run"]
+    assert "decision.messages.v2" in scoped["provider_meta"]["templates_run"]
     assert not any(".fts_first." in t for t in scoped["provider_meta"]["templates_run"])
     monkeypatch.setattr(engine, "SCOPE_FIRST_SESSIONS", 0)  # as a larger scope would: FTS-first first
     fast = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
-    assert "prior_failure.narration.fts_first.v1" in fast["provider_meta"]["templates_run"]
-    assert "decision.messages.fts_first.v1" in fast["provider_meta"]["templates_run"]
+    assert "prior_failure.narration.fts_first.v2" in fast["provider_meta"]["templates_run"]
+    assert "decision.messages.fts_first.v2" in fast["provider_meta"]["templates_run"]
     monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 0.0)
     slow = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
-    assert "prior_failure.narration.v1" in slow["provider_meta"]["templates_run"]
-    assert "decision.messages.v1" in slow["provider_meta"]["templates_run"]
+    assert "prior_failure.narration.v2" in slow["provider_meta"]["templates_run"]
+    assert "decision.messages.v2" in slow["provider_meta"]["templates_run"]
     assert fast["result"]["items"] == slow["result"]["items"] == scoped["result"]["items"]
     assert fast["result"]["items"], "no item: the comparison shows nothing"
 
@@ -400,9 +400,9 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
             continue
         for mode in ("text", "fts", "long", "much"):
             ran = answers[mode]["provider_meta"]["templates_run"]
-            assert "prior_failure.narration.scope_rows.v1" in ran and "decision.messages.scope_rows.v1" in ran
-        assert "prior_failure.narration.v1" in answers["full"]["provider_meta"]["templates_run"]
-        assert "decision.messages.v1" in answers["full"]["provider_meta"]["templates_run"]
+            assert "prior_failure.narration.scope_rows.v2" in ran and "decision.messages.scope_rows.v2" in ran
+        assert "prior_failure.narration.v2" in answers["full"]["provider_meta"]["templates_run"]
+        assert "decision.messages.v2" in answers["full"]["provider_meta"]["templates_run"]
         for mode in ("text", "fts", "long", "much"):
             assert answers[mode]["result"] == answers["full"]["result"] | {
                 "index_revision": answers[mode]["result"]["index_revision"]}
@@ -474,8 +474,8 @@ def test_the_term_probe_answers_only_for_terms_the_scope_never_mentions(
         monkeypatch.setattr(engine, "_has_term_hit", lambda *a, **k: True)  # the probe off: every template runs
         without = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
         assert not any(p in without["provider_meta"]["templates_run"] for p in probes)
-        assert "prior_failure.narration.v1" in without["provider_meta"]["templates_run"] or \
-            "prior_failure.narration.scope_rows.v1" in without["provider_meta"]["templates_run"]
+        assert "prior_failure.narration.v2" in without["provider_meta"]["templates_run"] or \
+            "prior_failure.narration.scope_rows.v2" in without["provider_meta"]["templates_run"]
         assert with_probe["result"]["items"] == without["result"]["items"]
         if not probed:
             assert with_probe["result"]["items"], "no item: the comparison shows nothing"
@@ -514,7 +514,7 @@ def test_a_one_shot_query_uses_the_small_scope_plan_from_texts_and_answers_the_s
     assert len(serve_docs) == 2
     for doc in (query_doc, *serve_docs):
         run = doc["provider_meta"]["templates_run"]
-        assert "prior_failure.narration.scope_rows.v1" in run and "decision.messages.scope_rows.v1" in run, run
+        assert "prior_failure.narration.scope_rows.v2" in run and "decision.messages.scope_rows.v2" in run, run
     ids: list[str] = []
     original = connection.ReadSnapshot._execute
 

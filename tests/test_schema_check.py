@@ -366,7 +366,7 @@ def test_dropped_visibility_is_degraded(current_copy: Path) -> None:
     skipped = set(verdict.skipped_evidence_types)
     assert skipped == {"decision", "file_history", "prior_failure", "tool_outcome"}
     runnable = {t.template for t in verdict.templates if t.runnable}
-    assert runnable == {"scope.sessions.v1", "summary.summaries.v1", "summary.titles.v1"}
+    assert runnable == {"scope.sessions.v1", "summary.summaries.v2", "summary.titles.v1"}
     for template in verdict.templates:
         assert template.missing in ((), ("messages.visibility",))
 

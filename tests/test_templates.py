@@ -285,6 +285,7 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "fts": '"auth" OR "cache" OR "because" OR "error"',
     "head": 200,
     "tail": 200,
+    "search": 65536,
     "pre": 40,
     "window": 300,
     "cap": 12000,

@@ -16,10 +16,11 @@ read as patch text, so the file names still come through.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
+
+from .cells import cell_text, load_json
 
 
 @functools.cache
@@ -47,15 +48,6 @@ class FileEdit:
         self.symbols: list[str] = [] if symbols is None else symbols
         self.removed: list[str] = [] if removed is None else removed
         self.added: list[str] = [] if added is None else added
-
-
-def _loads(value: str | None) -> Any:
-    if not value:
-        return None
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None
 
 
 def _unescaped(raw: str) -> str:
@@ -137,11 +129,12 @@ def _claude_edits(name: str, parsed: dict[str, Any], file_path: str | None) -> l
     return [edit]
 
 
-def read_edits(call_name: str | None, call_input: str | None, file_path: str | None = None) -> list[FileEdit]:
-    """Every file a tool call edits, in the order named. Empty when the call edits nothing."""
-    name = call_name or ""
-    raw = call_input or ""
-    parsed = _loads(raw)
+def read_edits(call_name: object, call_input: object, file_path: str | None = None) -> list[FileEdit]:
+    """Every file a tool call edits, in the order named. Empty when the call edits nothing. The cells may be of
+    any type (``retrieval.cells``)."""
+    name = cell_text(call_name)
+    raw = cell_text(call_input)
+    parsed = load_json(raw)
     if name.lower() in _CLAUDE_EDITS:
         if isinstance(parsed, dict):
             return _claude_edits(name, parsed, file_path)

@@ -73,6 +73,13 @@ _PLAN_SUFFIXES = (FTS_FIRST, SCOPE_ROWS, CUE_ROWS, CUE_TEXT, CUE_BODIES, TERM_PR
 #: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
 READ_HEAD = 4000
 READ_TAIL = 1500
+#: Characters of a cell (a tool's ``input_json`` or ``content``, a message or summary text) the templates search
+#: for the terms (``:search``). 64 Ki holds whole every cell Obelisk writes for a call of one or two string leaves
+#: (it keeps 10,000 characters of each leaf, JSON-escaped) and every text (it keeps 10,000), so only a term past
+#: several leaves of a many-leaf input (a MultiEdit) is not searched; one instr() over it takes about 30 us, so 16
+#: terms of 16 variants cost milliseconds per huge cell and no step of a statement runs long between two of the
+#: progress handler's deadline checks.
+SEARCH_CHARS = 65536
 #: Characters of a whole message a template may return for Python to window (Obelisk keeps at most 10,000 of a
 #: message; a larger cell in a hostile database is cut here, so it never reaches Python whole).
 MESSAGE_CAP = 12000
@@ -211,6 +218,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
         "terms": json.dumps(list(match_variants(terms.instr_terms, roots.spellings))),
         "head": READ_HEAD,
         "tail": READ_TAIL,
+        "search": SEARCH_CHARS,
         "cap": MESSAGE_CAP,
         "pre": read.sql_pre,
         "window": read.length,
@@ -469,6 +477,8 @@ def _cue_rowids_from_text(snap: ReadSnapshot, small: _SmallScopePlan,
     at, listed = _checked_rows(snap, template, small, values)
     if len(listed) >= int(values["limit"]):
         return None
+    if not listed:
+        return ()  # the scope holds no such message (say, only the user's prompt): no row holds a marker word
     rowid, length = at["message_rowid"], at["body_chars"]
     chars = 0
     for row in listed:
@@ -506,7 +516,8 @@ def _checked_rows(snap: ReadSnapshot, template: Template, small: _SmallScopePlan
                   values: Mapping[str, Any]) -> tuple[dict[str, int], list[tuple[Any, ...]]]:
     """The column positions and rows of a not-evidence read of a small scope, each row checked against the scope
     as every row is (once per distinct value of the columns the check reads: the rows of one session share
-    theirs)."""
+    theirs). The positions are known only when there is a row (a statement that returned none leaves no column
+    names): callers read them only then."""
     found = snap.rows(template.sql, _params(template, values))
     names = snap.last_columns
     scope_columns = [i for i, name in enumerate(names) if name in SCOPE_COLUMNS]

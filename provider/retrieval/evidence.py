@@ -4,13 +4,13 @@ Recalled text is data: nothing in it changes what the provider does. Parsing of 
 defensive (values may be truncated JSON); anything unparseable falls back to plain text.
 """
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..contract.wire import EvidenceType
 from ..paths import relative_to_roots, strip_roots
+from .cells import cell_flag, cell_text, load_json
 from .edits import read_edits
 from .engine import READ_HEAD, RawHit
 from .outcome import Outcome, read_outcome, tail_output
@@ -64,24 +64,16 @@ def trim_cut_edges(text: str, *, cut_start: bool, cut_end: bool) -> str:
     return text
 
 
-def _loads(value: str | None) -> Any:
-    if not value:
-        return None
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None
-
-
 def _script(text: str) -> str:
     """A shell script as typed: one line per non-blank line (a heredoc keeps its lines), spaces squashed."""
     return "\n".join(_squash(line) for line in text.splitlines() if line.strip())
 
 
-def command_text(call_name: str | None, call_input: str | None) -> str:
-    """The command or tool input a human would recognise: Bash command, Codex shell argv, or the tool."""
-    name = call_name or "tool"
-    parsed = _loads(call_input)
+def command_text(call_name: object, call_input: object) -> str:
+    """The command or tool input a human would recognise: Bash command, Codex shell argv, or the tool. Either
+    cell may be of any type (``retrieval.cells``)."""
+    name = cell_text(call_name) or "tool"
+    parsed = load_json(call_input)
     if isinstance(parsed, dict):
         command = parsed.get("command") or parsed.get("cmd")
         if isinstance(command, list) and command:
@@ -94,7 +86,7 @@ def command_text(call_name: str | None, call_input: str | None) -> str:
         for key in ("file_path", "path", "pattern", "description", "query", "url"):
             if isinstance(parsed.get(key), str):
                 return f"{name} {_squash(parsed[key])}"
-    raw = parsed if isinstance(parsed, str) else (call_input or "")
+    raw = parsed if isinstance(parsed, str) else cell_text(call_input)
     shown = _squash(raw)
     if len(shown) > 200:
         shown = trim_cut_edges(shown[:200], cut_start=False, cut_end=True) + " …"
@@ -103,9 +95,9 @@ def command_text(call_name: str | None, call_input: str | None) -> str:
 
 def tool_outcome_of(row: Mapping[str, Any]) -> tuple[Outcome, str, bool]:
     """The outcome of a joined tool result, the tail read (wrappers removed) and whether the head was cut."""
-    head = str(row.get("result_head") or "")
-    tail = str(row.get("result_tail") or "")
-    outcome = read_outcome(head, is_error=bool(int(row.get("is_error") or 0)),
+    head = cell_text(row.get("result_head"))
+    tail = cell_text(row.get("result_tail"))
+    outcome = read_outcome(head, is_error=cell_flag(row.get("is_error")),
                            whole=head + "\n" + tail if tail else None)
     return outcome, tail_output(head, tail), bool(tail)
 
@@ -117,17 +109,17 @@ def _tool_text(row: Mapping[str, Any], terms: Sequence[str], budget: int) -> tup
 
 
 def _file_text(row: Mapping[str, Any], roots: Sequence[str], terms: Sequence[str], budget: int) -> Shown:
-    name = row.get("call_name") or "edit"
-    raw = str(row.get("call_input") or "")
+    name = cell_text(row.get("call_name")) or "edit"
+    raw = cell_text(row.get("call_input"))
     if len(raw) >= READ_HEAD:  # the head read cut the input: nothing within the margin of the cut is shown
         raw = drop_cut_edge(raw, at_start=False, at_end=True)
-    edits = read_edits(name, raw, row.get("file_path"))
+    edits = read_edits(name, raw, cell_text(row.get("file_path")) or None)
     for edit in edits:
         edit.path = relative_to_roots(edit.path.strip(), roots)
         if edit.moved_to:
             edit.moved_to = relative_to_roots(edit.moved_to.strip(), roots)
-    if row.get("result_head") is not None or int(row.get("is_error") or 0):
-        failed = read_outcome(str(row.get("result_head") or ""), is_error=bool(int(row.get("is_error") or 0))).failed
+    if row.get("result_head") is not None or cell_flag(row.get("is_error")):
+        failed = read_outcome(cell_text(row.get("result_head")), is_error=cell_flag(row.get("is_error"))).failed
     else:
         failed = False
     return edit_story(f"{name} {'failed' if failed else 'applied'}", edits, terms=terms, budget=budget)
@@ -147,7 +139,7 @@ def resolution_window(text: str, cues: Sequence[str], read: ReadWindow) -> tuple
 
 
 def _window_text(row: Mapping[str, Any], terms: Sequence[str], read: ReadWindow, prefix: str = "") -> Shown:
-    raw = str(row.get("body") or "")
+    raw = cell_text(row.get("body"))
     start = int(row.get("window_start") or 1)
     return window_story(prefix, raw, terms=terms, cut_start=start > 1, cut_end=len(raw) >= read.length,
                         pre=read.pre, budget=read.compose)
@@ -185,7 +177,7 @@ def pending_resolution(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str
         # The message's score (resolution_window) counts the cues in its first READ_HEAD characters: it is 0
         # exactly when none is there, all that linking asks of it.
         kind, command = "resolution_message", None
-        cued = has_resolution_cue(str(row.get("text") or ""))
+        cued = has_resolution_cue(row.get("text"))  # a BLOB read as SQLite would read it
     return PendingResolution(
         kind=kind, session_ref=str(row["session_id"]),
         message_ref=str(row["message_ref"]) if row.get("message_ref") is not None else None,
@@ -214,24 +206,24 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
     elif template_id == "prior_failure.resolution_messages":
         kind = "resolution_message"
         who = "[user] " if row.get("role") == "user" else ""
-        start, body, score = resolution_window(str(row.get("text") or ""), RESOLUTION_CUES, read)
+        start, body, score = resolution_window(cell_text(row.get("text")), RESOLUTION_CUES, read)
         row = {**row, "window_start": start, "body": body, "score": score}
         shown = _window_text(row, RESOLUTION_CUES, read, f"[what happened next] {who}")
     elif template_id == "file_history.tool_calls":
         shown = _file_text(row, roots, terms, read.compose)
     elif template_id == "summary.summaries":
-        shown = _window_text(row, terms, read, f"[{row.get('summary_kind') or 'summary'}] ")
+        shown = _window_text(row, terms, read, f"[{cell_text(row.get('summary_kind')) or 'summary'}] ")
     elif template_id == "summary.compactions":
         shown = _window_text(row, terms, read, "[compaction summary] ")
     elif template_id == "decision.reasoning":
         shown = _window_text(row, terms, read, "[reasoning] ")
     elif template_id == "summary.titles":
-        shown = window_story("[session title] ", str(row.get("body") or ""), terms=terms, cut_start=False,
+        shown = window_story("[session title] ", cell_text(row.get("body")), terms=terms, cut_start=False,
                              cut_end=False, pre=read.pre, budget=read.compose)
     else:
         shown = _window_text(row, terms, read)
     text = strip_roots(shown.text, roots)  # paths inside a bound root: repository-relative
-    sidechain = bool(row.get("sidechain"))
+    sidechain = cell_flag(row.get("sidechain"))
     if sidechain:
         text = "[subagent] " + text
     fold_basis = _FOLD_NOISE.sub("#", text.lower())

@@ -19,9 +19,10 @@ failed inner step is a failure. A failure is never labelled ``ok``.
 """
 
 import functools
-import json
 import re
 from typing import NamedTuple
+
+from .cells import load_json
 
 # The expressions are compiled on first use (``_compiled``): a request without tool results needs none.
 _CLAUDE_EXIT = r"\AExit code (-?\d+)[ \t]*(?:\n|\Z)"
@@ -61,30 +62,45 @@ class Outcome(NamedTuple):
         return "; ".join(parts)
 
 
-_JSON_ESCAPE = r'\\(["\\/bfnrt]|u[0-9a-fA-F]{4})'
+#: A JSON escape: a character, a surrogate pair written as two ``\\u`` escapes, or one ``\\u`` escape.
+_JSON_ESCAPE = r'\\(["\\/bfnrt]|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4})'
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _CUT_JSON_HEAD = '{"output":"'
 
 
+def _code(digits: str) -> int:
+    """A stated exit code as a number. Digits longer than any real code (a hostile cell; ``int`` refuses more than
+    4,300 of them) keep their sign and whether they are zero, so a failure still reads as one."""
+    if len(digits) <= 19:
+        return int(digits)
+    if not digits.strip("-0"):
+        return 0
+    return -(2**63) if digits.startswith("-") else 2**63 - 1
+
+
 def _unescape(match: re.Match[str]) -> str:
+    """One JSON escape decoded; a surrogate pair as the character it encodes, a lone surrogate as U+FFFD (it is
+    not text: it could not be written out as UTF-8)."""
     code = match.group(1)
     if code.startswith("u"):
-        return chr(int(code[1:], 16))
+        point = int(code[1:5], 16)
+        if len(code) == 11:  # a pair: u + 4 hex digits, then \\u + 4 hex digits
+            return chr(0x10000 + ((point - 0xD800) << 10) + (int(code[7:], 16) - 0xDC00))
+        return "\ufffd" if 0xD800 <= point <= 0xDFFF else chr(point)
     return _ESCAPES.get(code, code)
 
 
 def _json_output(text: str) -> tuple[str, int | None] | None:
     if not text.startswith("{"):
         return None
-    try:
-        parsed = json.loads(text)
-    except ValueError:
+    parsed = load_json(text)
+    if parsed is None:
         if not text.startswith(_CUT_JSON_HEAD):
             return None
         # A head read cut inside the JSON: the output string up to the cut, its escapes decoded.
         found = _compiled(_JSON_EXIT).search(text)
         output = _compiled(_JSON_ESCAPE).sub(_unescape, text[len(_CUT_JSON_HEAD):])
-        return output, int(found.group(1)) if found else None
+        return output, _code(found.group(1)) if found else None
     if not isinstance(parsed, dict) or not isinstance(parsed.get("output"), str):
         return None
     meta = parsed.get("metadata")
@@ -101,7 +117,7 @@ def _header_output(text: str) -> tuple[str, int | None] | None:
         if line.rstrip() == "Output:":
             header = "\n".join(lines[:index])
             found = _compiled(_HEADER_EXIT).search(header)
-            return "\n".join(lines[index + 1:]), int(found.group(1)) if found else None
+            return "\n".join(lines[index + 1:]), _code(found.group(1)) if found else None
         if not _compiled(_HEADER_LINE).match(line):
             return None
     return None
@@ -118,10 +134,10 @@ def read_outcome(content: str, *, is_error: bool, whole: str | None = None) -> O
     else:
         claude = _compiled(_CLAUDE_EXIT).match(content)
         if claude:
-            output, code = content[claude.end():], int(claude.group(1))
+            output, code = content[claude.end():], _code(claude.group(1))
     if code is None:
         found = _compiled(_JSON_EXIT).search(searched) or _compiled(_PROCESS_EXIT).search(searched)
-        code = int(found.group(1)) if found else None
+        code = _code(found.group(1)) if found else None
     inner = tuple(label.format(m.group(1)) for pattern, label in _INNER for m in [_compiled(pattern).search(searched)]
                   if m)
     # A stated code decides; without one, a traceback or a failed inner step says the call failed.

@@ -1,14 +1,16 @@
 -- id: prior_failure.narration.substring
--- version: 1
+-- version: 2
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
--- params: sources roots since scope_ids terms cues pre window limit until
+-- params: sources roots since scope_ids terms cues pre window search limit until
 -- A failure told in words (assistant or user) that names an unsegmented (CJK) query term and a failure cue.
 -- The substring plan for unsegmented terms: under unicode61 a CJK run is one FTS token, so a CJK term inside a
 -- longer run never matches MATCH. Here :terms (only the request's CJK terms) and :cues (the provider's cue
 -- words, CJK ones included) are matched with instr() over the text of the scope's messages only (a lookup by
 -- session id, never a scan of the whole index), user and assistant alike; the statement runs under the
 -- request's deadline.
+-- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
+-- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -29,11 +31,11 @@ SELECT m.session_id AS session_id,
        m.timestamp AS observed_at,
        ss.git_branch AS git_branch,
        COALESCE(m.is_sidechain, 0) AS sidechain,
-       max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
-                         WHERE instr(lower(m.text), t.value) > 0), 1) - :pre) AS window_start,
-       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
-                                        WHERE instr(lower(m.text), t.value) > 0), 1) - :pre), :window) AS body,
-       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(m.text), t.value) > 0) AS score
+       max(1, COALESCE((SELECT min(instr(lower(substr(m.text, 1, :search)), t.value)) FROM json_each(:terms) AS t
+                         WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0), 1) - :pre) AS window_start,
+       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(substr(m.text, 1, :search)), t.value)) FROM json_each(:terms) AS t
+                                        WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0) AS score
 FROM messages AS m
 JOIN scope_sessions AS ss ON ss.id = m.session_id
 WHERE m.session_id IN (SELECT id FROM scope_sessions)
@@ -43,6 +45,6 @@ WHERE m.session_id IN (SELECT id FROM scope_sessions)
   AND m.role IN ('assistant', 'user')
   AND m.text IS NOT NULL
   AND score > 0
-  AND EXISTS (SELECT 1 FROM json_each(:cues) AS c WHERE instr(lower(m.text), c.value) > 0)
+  AND EXISTS (SELECT 1 FROM json_each(:cues) AS c WHERE instr(lower(substr(m.text, 1, :search)), c.value) > 0)
 ORDER BY score DESC, m.timestamp DESC, m.uuid
 LIMIT :limit

@@ -1,9 +1,11 @@
 -- id: summary.summaries
--- version: 1
+-- version: 2
 -- evidence_type: summary
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch summaries.id summaries.session_id summaries.timestamp summaries.source summaries.content summaries.visibility
--- params: sources roots since scope_ids terms pre window limit until
+-- params: sources roots since scope_ids terms pre window search limit until
 -- Summary rows (away summaries, compactions, branch summaries) that mention a query term.
+-- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
+-- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -24,11 +26,11 @@ SELECT su.session_id AS session_id,
        ss.git_branch AS git_branch,
        0 AS sidechain,
        su.source AS summary_kind,
-       max(1, COALESCE((SELECT min(instr(lower(su.content), t.value)) FROM json_each(:terms) AS t
-                         WHERE instr(lower(su.content), t.value) > 0), 1) - :pre) AS window_start,
-       substr(su.content, max(1, COALESCE((SELECT min(instr(lower(su.content), t.value)) FROM json_each(:terms) AS t
-                                          WHERE instr(lower(su.content), t.value) > 0), 1) - :pre), :window) AS body,
-       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(su.content), t.value) > 0) AS score
+       max(1, COALESCE((SELECT min(instr(lower(substr(su.content, 1, :search)), t.value)) FROM json_each(:terms) AS t
+                         WHERE instr(lower(substr(su.content, 1, :search)), t.value) > 0), 1) - :pre) AS window_start,
+       substr(su.content, max(1, COALESCE((SELECT min(instr(lower(substr(su.content, 1, :search)), t.value)) FROM json_each(:terms) AS t
+                                          WHERE instr(lower(substr(su.content, 1, :search)), t.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(substr(su.content, 1, :search)), t.value) > 0) AS score
 FROM summaries AS su
 JOIN scope_sessions AS ss ON ss.id = su.session_id
 WHERE su.session_id IN (SELECT id FROM scope_sessions)

@@ -1,14 +1,16 @@
--- id: prior_failure.narration.scope_rows
--- version: 1
--- evidence_type: prior_failure
+-- id: decision.messages.scope_rows
+-- version: 2
+-- evidence_type: decision
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages_fts.text
--- params: sources roots since scope_ids rows fts terms pre window limit until
--- The small-scope plan of prior_failure.narration: the same rows, read from the scope's messages that hold a
--- failure word (:rows, from prior_failure.narration.cue_rows) and that match the query terms (:fts is the
+-- params: sources roots since scope_ids rows fts terms pre window search limit until
+-- The small-scope plan of decision.messages: the same rows, read from the scope's messages that hold a
+-- decision word (:rows, from decision.messages.cue_rows) and that match the query terms (:fts is the
 -- term expression alone, looked up per row by rowid: a seek in the term's doclist). (A AND B) matches a row
 -- exactly when A and B both do, so the rows are those of the full expression. There is no bm25 here: the
 -- provider uses this plan's answer only when it holds fewer than :limit rows (nothing was cut, and the
--- answer's order never depends on the SQL order); otherwise prior_failure.narration runs as before.
+-- answer's order never depends on the SQL order); otherwise decision.messages runs as before.
+-- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
+-- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -29,11 +31,11 @@ SELECT m.session_id AS session_id,
        m.timestamp AS observed_at,
        ss.git_branch AS git_branch,
        COALESCE(m.is_sidechain, 0) AS sidechain,
-       max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
-                         WHERE instr(lower(m.text), t.value) > 0), 1) - :pre) AS window_start,
-       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
-                                        WHERE instr(lower(m.text), t.value) > 0), 1) - :pre), :window) AS body,
-       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(m.text), t.value) > 0) AS score
+       max(1, COALESCE((SELECT min(instr(lower(substr(m.text, 1, :search)), t.value)) FROM json_each(:terms) AS t
+                         WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0), 1) - :pre) AS window_start,
+       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(substr(m.text, 1, :search)), t.value)) FROM json_each(:terms) AS t
+                                        WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0) AS score
 FROM messages AS m
 CROSS JOIN messages_fts
 JOIN scope_sessions AS ss ON ss.id = m.session_id
@@ -44,6 +46,6 @@ WHERE m.rowid IN (SELECT r.value FROM json_each(:rows) AS r)
   AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
-  AND m.role = 'assistant'
+  AND m.role IN ('assistant', 'user')
 ORDER BY score DESC, m.timestamp DESC, m.uuid
 LIMIT :limit

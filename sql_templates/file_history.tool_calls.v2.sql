@@ -1,12 +1,15 @@
 -- id: file_history.tool_calls
--- version: 1
+-- version: 2
 -- evidence_type: file_history
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_calls.file_path tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
--- params: sources roots since scope_ids terms head limit until
+-- params: sources roots since scope_ids terms head search limit until
 -- Edits to files in every form (provider/retrieval/edits.py reads them): Claude Edit, MultiEdit, Write and
 -- NotebookEdit (file_path, or only a path inside input_json for MultiEdit and NotebookEdit), and Codex
 -- apply_patch in any carrier (its own tool, freeform, shell argv, bash heredoc: input_json holds the patch).
 -- A term must occur in the path or the input.
+-- v2: the input is searched (terms, the patch marker) in its first :search characters only (retrieval.engine.
+-- SEARCH_CHARS says why that many), each cell normalised once per row, not once per term variant, so one huge
+-- cell (a MultiEdit of many 10,000-character leaves) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -33,9 +36,11 @@ SELECT tc.session_id AS session_id,
        substr(tc.input_json, 1, :head) AS call_input,
        substr(tr.content, 1, :head) AS result_head,
        COALESCE(tr.is_error, 0) AS is_error,
-       (SELECT count(*) FROM json_each(:terms) AS t
-         WHERE instr(lower(COALESCE(tc.file_path, '')), t.value) > 0
-            OR instr(lower(tc.input_json), t.value) > 0) AS score
+       (SELECT count(*)
+          FROM (SELECT lower(COALESCE(tc.file_path, '')) AS path,
+                       lower(substr(tc.input_json, 1, :search)) AS input) AS cell,
+               json_each(:terms) AS t
+         WHERE instr(cell.path, t.value) > 0 OR instr(cell.input, t.value) > 0) AS score
 FROM tool_calls AS tc
 JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id
@@ -45,7 +50,7 @@ WHERE tc.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND (lower(tc.name) IN ('edit', 'write', 'notebookedit', 'multiedit')
-       OR tc.input_json LIKE '%*** Begin Patch%')
+       OR substr(tc.input_json, 1, :search) LIKE '%*** Begin Patch%')
   AND score > 0
 ORDER BY score DESC, m.timestamp DESC, tc.id
 LIMIT :limit

@@ -1,8 +1,8 @@
 -- id: prior_failure.tool_results
--- version: 1
+-- version: 2
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.agent_id tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
--- params: sources roots since scope_ids terms head tail limit until
+-- params: sources roots since scope_ids terms head tail search limit until
 -- Failed tool calls whose call input or result mentions a query term (in the head and tail of the result,
 -- line breaks, tabs, hyphens and underscores read as spaces, so a phrase matches across them). The prefilter
 -- admits every output that provider/retrieval/outcome.py may call a failure (is_error; Claude "Exit code N";
@@ -10,6 +10,12 @@
 -- inner step of docker, make or npm); the Python reader then decides, and drops rows it reads as succeeded.
 -- CROSS JOIN keeps the join order tool_calls, tool_results, messages: the result filters run before a call's
 -- message is looked up, so only the rows that pass them pay that lookup (a large scope: 200 -> 90 ms at 1M).
+-- v2: the input and the output are searched in their first :search characters only (retrieval.engine.
+-- SEARCH_CHARS says why that many), and the prefilter reads the output's first :search and last :tail
+-- characters (all the reader reads is within them), so one huge cell costs bounded work per term variant.
+-- Whether a cell is longer than N is asked as length(substr(x, N + 1, 1)) > 0, which reads N characters,
+-- not the whole cell. The prefilter's text is made once per row: a derived table with a LIMIT is not
+-- flattened into a query with a WHERE (SQLite's flattening rules), which would make it once per LIKE.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -34,10 +40,11 @@ SELECT tc.session_id AS session_id,
        tc.name AS call_name,
        substr(tc.input_json, 1, :head) AS call_input,
        substr(tr.content, 1, :head) AS result_head,
-       CASE WHEN length(tr.content) > :head THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
+       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
        (SELECT count(*)
-          FROM (SELECT lower(tc.input_json) AS input, lower(tr.content) AS output,
+          FROM (SELECT lower(substr(tc.input_json, 1, :search)) AS input,
+                       lower(substr(tr.content, 1, :search)) AS output,
                        replace(replace(replace(replace(lower(substr(tr.content, 1, :head) || ' ' || substr(tr.content, -:tail)),
                                                char(10), ' '), char(9), ' '), '-', ' '), '_', ' ') AS edges) AS cell,
                json_each(:terms) AS t
@@ -52,16 +59,22 @@ WHERE tc.session_id IN (SELECT id FROM scope_sessions)
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
   AND (COALESCE(tr.is_error, 0) = 1
-       OR (tr.content LIKE 'Exit code %' AND tr.content NOT LIKE 'Exit code 0%')
-       OR (tr.content LIKE '%Exit code: %' AND tr.content NOT LIKE '%Exit code: 0%')
-       OR (tr.content LIKE '%Process exited with code %' AND tr.content NOT LIKE '%Process exited with code 0%')
-       OR (tr.content LIKE '%"exit_code":%' AND tr.content NOT LIKE '%"exit_code":0%'
-           AND tr.content NOT LIKE '%"exit_code": 0%')
-       OR tr.content LIKE '%Traceback (most recent call last)%'
-       OR tr.content LIKE '%did not complete successfully: exit code: %'
-       OR tr.content LIKE '%make%: *** [%] Error %'
-       OR tr.content LIKE '%npm ERR! code %'
-       OR tr.content LIKE '%npm error code %')
+       OR EXISTS (SELECT 1
+                    FROM (SELECT CASE WHEN length(substr(tr.content, :search + 1, 1)) > 0
+                                      THEN substr(tr.content, 1, :search) || char(10) || substr(tr.content, -:tail)
+                                      ELSE tr.content END AS text
+                          LIMIT 1) AS cut
+                   WHERE (cut.text LIKE 'Exit code %' AND cut.text NOT LIKE 'Exit code 0%')
+                      OR (cut.text LIKE '%Exit code: %' AND cut.text NOT LIKE '%Exit code: 0%')
+                      OR (cut.text LIKE '%Process exited with code %'
+                          AND cut.text NOT LIKE '%Process exited with code 0%')
+                      OR (cut.text LIKE '%"exit_code":%' AND cut.text NOT LIKE '%"exit_code":0%'
+                          AND cut.text NOT LIKE '%"exit_code": 0%')
+                      OR cut.text LIKE '%Traceback (most recent call last)%'
+                      OR cut.text LIKE '%did not complete successfully: exit code: %'
+                      OR cut.text LIKE '%make%: *** [%] Error %'
+                      OR cut.text LIKE '%npm ERR! code %'
+                      OR cut.text LIKE '%npm error code %'))
   AND score > 0
 ORDER BY score DESC, m.timestamp DESC, tc.id
 LIMIT :limit

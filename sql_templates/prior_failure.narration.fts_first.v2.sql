@@ -1,11 +1,13 @@
 -- id: prior_failure.narration.fts_first
--- version: 1
+-- version: 2
 -- evidence_type: prior_failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages_fts.text
--- params: sources roots since scope_ids fts terms pre window limit until
+-- params: sources roots since scope_ids fts terms pre window search limit until
 -- The FTS-first plan of prior_failure.narration: walks the term's matches first, then the scope. Fast for rare terms;
 -- it runs under a statement budget and, past it, prior_failure.narration (scope-set plan) runs instead.
 -- The agent's own narration of a failure: assistant messages matching a query term and a failure word.
+-- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
+-- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -26,11 +28,11 @@ SELECT m.session_id AS session_id,
        m.timestamp AS observed_at,
        ss.git_branch AS git_branch,
        COALESCE(m.is_sidechain, 0) AS sidechain,
-       max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
-                         WHERE instr(lower(m.text), t.value) > 0), 1) - :pre) AS window_start,
-       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(m.text), t.value)) FROM json_each(:terms) AS t
-                                        WHERE instr(lower(m.text), t.value) > 0), 1) - :pre), :window) AS body,
-       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(m.text), t.value) > 0) AS score,
+       max(1, COALESCE((SELECT min(instr(lower(substr(m.text, 1, :search)), t.value)) FROM json_each(:terms) AS t
+                         WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0), 1) - :pre) AS window_start,
+       substr(m.text, max(1, COALESCE((SELECT min(instr(lower(substr(m.text, 1, :search)), t.value)) FROM json_each(:terms) AS t
+                                        WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0), 1) - :pre), :window) AS body,
+       (SELECT count(*) FROM json_each(:terms) AS t WHERE instr(lower(substr(m.text, 1, :search)), t.value) > 0) AS score,
        bm25(messages_fts) AS rank
 FROM messages_fts
 JOIN messages AS m ON m.rowid = messages_fts.rowid
