@@ -144,6 +144,6 @@ def test_the_operators_and_the_test_selection_are_listed(project: Path) -> None:
     operators = {line.split(" ", 2)[1].rstrip(":") for line in lines[:-1]}
     assert operators == {"compare", "condition", "constant", "return", "statement"}  # no and/or/not to swap
     assert all(line.endswith("[tests/test_limits.py]") for line in lines[:-1])
-    assert "src/limits.py:7 condition: value > LIMIT -> not value > LIMIT" in "\n".join(lines)
+    assert "src/limits.py:7:8 condition: value > LIMIT -> not value > LIMIT" in "\n".join(lines)
     assert _mutate(project, "--mode", "generated", "src/limits.py", "--tests", "tests/test_other.py",
                    "--list").stdout.splitlines()[0].endswith("[tests/test_other.py]")
