@@ -140,7 +140,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_enable(args: argparse.Namespace) -> int:
-    from .admission.lifecycle import enable_scope
+    from .commands.lifecycle import enable_scope
 
     return enable_scope(
         config_path=_config_path(args), agent_id=args.agent_id, project_id=args.project_id,
@@ -154,29 +154,29 @@ def cmd_enable(args: argparse.Namespace) -> int:
 
 
 def cmd_disable(args: argparse.Namespace) -> int:
-    from .admission.lifecycle import disable_scope
+    from .commands.lifecycle import disable_scope
 
     return disable_scope(config_path=_config_path(args), agent_id=args.agent_id,
                          project_id=args.project_id, repository_id=args.repository_id, out=sys.stdout)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from .status import status_command
+    from .commands.status import status_command
 
     return status_command(db_path=_db_path(args), config_path=_config_path(args), fmt=args.format,
                           out=sys.stdout, config_must_exist=_config_named(args))
 
 
 def cmd_check_schema(args: argparse.Namespace) -> int:
+    from .commands.check_schema import check_schema_command
     from .digest import key_if_present
-    from .index.check_schema import check_schema_command
 
     return check_schema_command(db_path=_db_path(args), fmt=args.format, snapshot_out=args.snapshot_out,
                                 out=sys.stdout, key=key_if_present(_config_path(args)))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
+    from .commands.demo import run_demo
     from .errors import ProviderError
 
     try:
@@ -186,7 +186,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_rotate_key(args: argparse.Namespace) -> int:
-    from .admission.rotation import rotate_key
+    from .commands.rotation import rotate_key
 
     return rotate_key(config_path=_config_path(args), out=sys.stdout, must_exist=_config_named(args))
 
@@ -196,9 +196,9 @@ def cmd_qualify_replay(args: argparse.Namespace) -> int:
     insufficient_history, 2 usage or an unusable index/config (content-free messages)."""
     import json
 
+    from .commands.qualify.replay import run_replay, write_replay_reports
+    from .commands.qualify.replay.report import scope_of
     from .errors import ProviderError
-    from .qualify.replay import run_replay, write_replay_reports
-    from .qualify.replay.report import scope_of
 
     if not (args.agent_id and args.project_id and args.repository_id):
         sys.stderr.write(f"{PROG} qualify --replay: --agent-id, --project-id and --repository-id are required\n")
@@ -226,7 +226,7 @@ def cmd_qualify_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_qualify(args: argparse.Namespace) -> int:
-    from .qualify import operator_scope, qualify_command
+    from .commands.qualify import operator_scope, qualify_command
 
     if args.replay:
         return cmd_qualify_replay(args)

@@ -16,7 +16,7 @@ The key is 32 random bytes, hex-encoded, in ``digest.key`` beside ``config.json`
 only by the config writer (``enable``), atomically and never over an existing key; a query never creates it:
 a config with an enabled scope and no key is refused with ``config_invalid`` (nothing is written at run time).
 It is read as the config is (a regular file, never through a link, private: the config's own check, stricter
-here: no one else may even read it); ``rotate-key`` (``provider/admission/rotation.py``) replaces it.
+here: no one else may even read it); ``rotate-key`` (``provider/commands/rotation.py``) replaces it.
 """
 
 from __future__ import annotations

@@ -23,10 +23,11 @@ from .errors import EXIT_CODES, DeadlineExceeded, InternalError, OutputOversize,
 from .index.connection import Deadline, ReadSnapshot, read_index
 from .index.revision import IndexRow
 from .index.scope_state import ScopeRows, ScopeSet
-from .retrieval.engine import FETCH_CEILING, NO_UPPER_BOUND, RunReport, run_templates, substring_scan_planned
+from .retrieval.engine import FETCH_CEILING, RunReport, run_templates, substring_scan_planned
 from .retrieval.markers import decides_markers, fts5_tokens
-from .retrieval.templates import Template, load_templates, scope_template, shipped_digests
 from .retrieval.terms import PreparedTerms, match_variants, prepare_terms
+from .templates.catalog import Template, load_templates, scope_template, shipped_digests
+from .templates.params import NO_UPPER_BOUND
 
 DB_ENV = "OBELISK_DB"
 #: Characters one evidence text is composed to at most (the request's max_snippet_chars may be lower).
@@ -216,7 +217,7 @@ def _verify_templates(templates: Sequence[Template], template_dir: Path | None) 
     pending = [t for t in templates if t.digest not in shipped and t.digest not in _VERIFIED_TEMPLATES]
     if not pending:
         return
-    from .retrieval.verify import ensure_verified
+    from .templates.verify import ensure_verified
 
     ensure_verified(pending, shipped=())
     _VERIFIED_TEMPLATES.update(t.digest for t in pending)
@@ -238,7 +239,7 @@ def _read(snap: ReadSnapshot, admitted: AdmittedRequest, since: str, template_di
     from .index.revision import index_revision
     from .index.schema_verdict import schema_verdict
     from .index.scope_state import read_marker_rows, read_scope_rows, since_bucket
-    from .retrieval.templates import TEMPLATE_DIR
+    from .templates.catalog import TEMPLATE_DIR
 
     verdict = schema_verdict(snap, template_dir=template_dir or TEMPLATE_DIR)
     if verdict.verdict == "incompatible":
@@ -352,8 +353,8 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, now: Callable[[], fl
            preloaded: tuple[ProviderConfig, DigestKey] | None = None, one_shot: bool = False) -> Response:
     """Answer one request. Never raises: every outcome is an envelope with its exit code.
 
-    ``until`` and ``preloaded`` exist for the replay qualification (provider/qualify/replay/) only; neither is a
-    request field. ``until`` is the templates' upper time bound: the index as it stood before a moment.
+    ``until`` and ``preloaded`` exist for the replay qualification (provider/commands/qualify/replay/) only;
+    neither is a request field. ``until`` is the templates' upper time bound: the index as it stood before a moment.
     ``preloaded`` is the config and key to answer with instead of reading ``config_path`` (the replay asks as
     the scope at stage 2, in memory: nothing is written).
 
@@ -449,9 +450,9 @@ def _answer_admitted(admitted: AdmittedRequest, config: ProviderConfig, db_path:
                      ctx: _Context, started_at: float | None = None,
                      until: str = NO_UPPER_BOUND, one_shot: bool = False) -> Response:
     from .bounding.bound import bound, envelope_ceiling
-    from .bounding.fold import fold
     from .bounding.receipt import build_receipt
     from .retrieval.evidence import RESOLUTION_TEMPLATES, candidate, pending_resolution
+    from .retrieval.fold import fold
     from .retrieval.resolution import link_resolutions
 
     started = time.monotonic() if started_at is None else started_at

@@ -618,7 +618,7 @@ def test_rows_far_over_ten_thousand_characters(fx: Fx, tmp_path: Path, isolated_
     longer than the provider's read window)."""
     from obelisk_session_evidence.index.connection import ReadSnapshot
     from obelisk_session_evidence.retrieval.engine import MESSAGE_CAP, READ_HEAD, READ_TAIL
-    from obelisk_session_evidence.retrieval.templates import load_templates
+    from obelisk_session_evidence.templates.catalog import load_templates
 
     db = _copy(fx, tmp_path, "huge.sqlite")
     session = fx.session()

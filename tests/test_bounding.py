@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from obelisk_session_evidence.bounding.bound import ELLIPSIS, bound, cut_snippet
-from obelisk_session_evidence.bounding.fold import fold
 from obelisk_session_evidence.contract.wire import Limits
 from obelisk_session_evidence.digest import canonical_json, content_digest
 from obelisk_session_evidence.retrieval.evidence import Candidate, command_text
+from obelisk_session_evidence.retrieval.fold import fold
 
 
 def _cand(session: str, ref: str, text: str, *, score: float = 1, when: str = "2026-10-01T00:00:00Z",

@@ -29,8 +29,8 @@ MODULE_BUDGET = 170
 #: the data subpackage's own folder), ``argparse`` (and ``shutil``, which its help formatter imports: a plain
 #: ``query`` command line is read without it), ``datetime`` (the recency bound is formatted with ``time``) and
 #: ``threading`` (the schema-verdict cache's lock comes from ``_thread``).
-FORBIDDEN = ("sqlglot", "obelisk_session_evidence.index.check_schema", "obelisk_session_evidence.fixtures",
-             "obelisk_session_evidence.qualify", "tenacity", "pydantic", "pydantic_core",
+FORBIDDEN = ("sqlglot", "obelisk_session_evidence.commands.check_schema", "obelisk_session_evidence.fixtures",
+             "obelisk_session_evidence.commands.qualify", "tenacity", "pydantic", "pydantic_core",
              "obelisk_session_evidence.contract.models", "subprocess", "dataclasses", "inspect",
              "importlib.resources", "tempfile", "random", "zipfile", "argparse", "shutil", "datetime",
              "threading")

@@ -30,7 +30,7 @@ from obelisk_session_evidence.index.scope_state import (
     transcript_homes,
 )
 from obelisk_session_evidence.paths import Roots
-from obelisk_session_evidence.retrieval.templates import scope_template
+from obelisk_session_evidence.templates.catalog import scope_template
 
 from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, sig5
 

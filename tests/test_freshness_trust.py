@@ -41,8 +41,8 @@ from obelisk_session_evidence.index.freshness import FreshnessReport, assess_sco
 from obelisk_session_evidence.index.scope_state import has_rows_under, read_marker_rows, read_scope_set, read_unit_rows
 from obelisk_session_evidence.inputs import NotRegularFile, regular_file_chunks
 from obelisk_session_evidence.paths import Roots
-from obelisk_session_evidence.retrieval.templates import scope_template
 from obelisk_session_evidence.service import answer
+from obelisk_session_evidence.templates.catalog import scope_template
 
 from tests.conftest import CLI, REPO, make_request, run_cli, scope_entry, write_config
 from tests.test_freshness import kimi_cursor, kimi_session, pi_cursor, pi_session

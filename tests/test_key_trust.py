@@ -23,7 +23,7 @@ from obelisk_session_evidence.digest import DigestKey, key_path
 from tests.conftest import CliResult, make_request, run_cli, scope_entry, write_config
 
 REMOTE_URL = "git@github.com:acme/acme-api.git"
-REMOTE = "github.com/acme/acme-api"  # as provider/admission/identity.py normalises it
+REMOTE = "github.com/acme/acme-api"  # as provider/commands/identity.py normalises it
 
 
 @pytest.fixture
@@ -181,7 +181,7 @@ def test_a_crash_during_rotation_leaves_config_and_key_agreeing(tmp_path: Path, 
     run again ends with the new key's digests alone."""
     import io
 
-    from obelisk_session_evidence.admission import rotation
+    from obelisk_session_evidence.commands import rotation
 
     config = _enabled(tmp_path, env)
     writes: list[str] = []

@@ -24,14 +24,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from obelisk_session_evidence.admission.config import load_config
-from obelisk_session_evidence.admission.identity import (
+from obelisk_session_evidence.commands.identity import (
     normalize_remote,
     remote_digest,
     repository_identity,
 )
-from obelisk_session_evidence.admission.lifecycle import disable_scope, enable_scope
+from obelisk_session_evidence.commands.lifecycle import disable_scope, enable_scope
+from obelisk_session_evidence.commands.status import status_command
 from obelisk_session_evidence.digest import DigestKey, load_key
-from obelisk_session_evidence.status import status_command
 
 from tests import realobelisk as ro
 from tests.conftest import CLI

@@ -316,7 +316,7 @@ def test_scope_violation_through_a_crafted_database(world: World) -> None:
 
 
 def test_scope_violation_through_a_tampered_template(world: World) -> None:
-    from obelisk_session_evidence.retrieval.templates import TEMPLATE_DIR
+    from obelisk_session_evidence.templates.catalog import TEMPLATE_DIR
 
     templates = world.base / "tampered-templates"
     if not templates.exists():

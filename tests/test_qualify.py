@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from obelisk_session_evidence.qualify import default_scopes, operator_scope, run_qualification
+from obelisk_session_evidence.commands.qualify import default_scopes, operator_scope, run_qualification
 
 from tests.conftest import run_cli
 
@@ -135,7 +135,7 @@ def test_report_is_content_free(cli_run: tuple[Path, dict[str, Any]]) -> None:
 
 
 def test_report_is_accepted_by_enable_stage_2(cli_run: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
-    lifecycle = pytest.importorskip("obelisk_session_evidence.admission.lifecycle")
+    lifecycle = pytest.importorskip("obelisk_session_evidence.commands.lifecycle")
     if "qualification_report" not in inspect.signature(lifecycle.enable_scope).parameters:
         pytest.skip("enable --stage 2 --qualification-report is not implemented yet")
     from obelisk_session_evidence.admission.config import load_config

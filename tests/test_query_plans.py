@@ -20,7 +20,7 @@ import pytest
 import realobelisk as ro
 import sqlglot
 from obelisk_session_evidence.index.live_schema import LiveSchema, read_live_schema, unmet_needs
-from obelisk_session_evidence.retrieval.templates import SCOPE_KIND, Template, load_templates
+from obelisk_session_evidence.templates.catalog import SCOPE_KIND, Template, load_templates
 from sqlglot import exp
 
 BIG_TABLES = frozenset({"messages", "tool_calls", "tool_results", "index_state"})

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from obelisk_session_evidence.bounding.redact import PLACEHOLDER_RE, REDACTION_KINDS, Redacted, placeholder, redact
+from obelisk_session_evidence.redaction.redact import PLACEHOLDER_RE, REDACTION_KINDS, Redacted, placeholder, redact
 
 ALNUM = string.ascii_letters + string.digits
 B64URL = ALNUM + "_-"
@@ -756,14 +756,14 @@ def test_every_rule_compiles_and_none_is_compiled_at_import() -> None:
     import subprocess
     import sys
 
-    from obelisk_session_evidence.bounding import redact as module
+    from obelisk_session_evidence.redaction import redact as module
 
     rules = module._RULES
     assert len(rules) > 20
     for rule in rules:
         assert rule.pattern.pattern == rule.source
         assert rule.fallback is None or rule.fallback.pattern == rule.fallback_source
-    script = ("from obelisk_session_evidence.bounding import redact as r; "
+    script = ("from obelisk_session_evidence.redaction import redact as r; "
               "print(sum('pattern' in x.__dict__ or 'fallback' in x.__dict__ for x in r._RULES)); "
               "r.redact('password=Xy7!kq0Zp1 plain words'); "
               "print(sum('pattern' in x.__dict__ for x in r._RULES), len(r._RULES))")

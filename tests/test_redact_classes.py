@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from obelisk_session_evidence.bounding import redact as redaction
-from obelisk_session_evidence.bounding.redact import redact
+from obelisk_session_evidence.redaction import redact as redaction
+from obelisk_session_evidence.redaction.redact import redact
 
 RNG = random.Random(30)
 ALNUM = string.ascii_letters + string.digits

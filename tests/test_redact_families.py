@@ -7,8 +7,8 @@ readable. Negative: text of the same shape that holds no secret is left exactly 
 from __future__ import annotations
 
 import pytest
-from obelisk_session_evidence.bounding.redact import REDACTION_KINDS, redact
-from obelisk_session_evidence.bounding.redact_entropy import bits_per_char, looks_random
+from obelisk_session_evidence.redaction.entropy import bits_per_char, looks_random
+from obelisk_session_evidence.redaction.redact import REDACTION_KINDS, redact
 
 
 def fill(unit: str, n: int) -> str:
@@ -88,7 +88,7 @@ NEGATIVE: list[str] = [
     "request 123e4567-e89b-12d3-a456-426614174000 failed",
     "integrity sha512-Fake0aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC2eF4gH6jK8mN0pQ2sT4vW6yZ8bC1eF3==",
     "test_every_receipt_field_is_recomputed_from_the_result",
-    "src/provider/bounding/redact_entropy/and/a/long/path/Name2.py",
+    "src/provider/redaction/entropy/and/a/long/path/Name2.py",
     "ThisIsAVeryLongCamelCaseClassNameForTests",
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaAAAAAA111",
 ]

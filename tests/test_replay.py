@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 from obelisk_session_evidence.admission.config import ProviderConfig, load_config
-from obelisk_session_evidence.digest import DigestKey, load_key
-from obelisk_session_evidence.qualify.replay import MIN_PAIRS, ScopeRef, mine, read_history, run_replay
-from obelisk_session_evidence.qualify.replay.fixture import ReplayFixture, build_replay_fixture
-from obelisk_session_evidence.qualify.replay.metrics import criteria, metrics, verdict
-from obelisk_session_evidence.qualify.replay.report import (
+from obelisk_session_evidence.commands.qualify.replay import MIN_PAIRS, ScopeRef, mine, read_history, run_replay
+from obelisk_session_evidence.commands.qualify.replay.fixture import ReplayFixture, build_replay_fixture
+from obelisk_session_evidence.commands.qualify.replay.metrics import criteria, metrics, verdict
+from obelisk_session_evidence.commands.qualify.replay.report import (
     render_markdown,
     scope_digest,
     staged_config,
     write_replay_reports,
 )
-from obelisk_session_evidence.qualify.replay.run import case_digest, replay_all, request
+from obelisk_session_evidence.commands.qualify.replay.run import case_digest, replay_all, request
+from obelisk_session_evidence.digest import DigestKey, load_key
 from obelisk_session_evidence.service import answer
 
 from tests.conftest import scope_entry, write_config
@@ -228,7 +228,7 @@ def _enable(config: Path, fx: ReplayFixture, report: Path, roots: list[str] | No
             **extra: Any) -> tuple[int, dict[str, Any]]:
     import io
 
-    from obelisk_session_evidence.admission.lifecycle import enable_scope
+    from obelisk_session_evidence.commands.lifecycle import enable_scope
 
     out = io.StringIO()
     code = enable_scope(config_path=config, agent_id="claude-main", project_id="harbor", repository_id="harbor-api",

@@ -208,7 +208,7 @@ def test_receipt_is_content_free(fx: tuple[FixtureInfo, dict[str, Any]], tmp_pat
 
 
 def _tampered(tmp_path: Path, old: str, new: str, name: str | None = None, out: Path | None = None) -> Path:
-    from obelisk_session_evidence.retrieval.templates import TEMPLATE_DIR
+    from obelisk_session_evidence.templates.catalog import TEMPLATE_DIR
 
     if out is None:
         out = tmp_path / "templates"

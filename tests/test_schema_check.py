@@ -20,8 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from obelisk_session_evidence.commands.check_schema import (
+    SchemaVerdict,
+    check_schema_command,
+    clear_cache,
+    schema_verdict,
+)
 from obelisk_session_evidence.fixtures.builder import build_fixture
-from obelisk_session_evidence.index.check_schema import SchemaVerdict, check_schema_command, clear_cache, schema_verdict
 from obelisk_session_evidence.index.connection import Deadline, read_index
 from obelisk_session_evidence.index.live_schema import detect_tokenizer, parse_virtual_table
 from obelisk_session_evidence.index.snapshots import (

@@ -28,14 +28,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from obelisk_session_evidence.admission import binding
 from obelisk_session_evidence.admission.config import load_config
-from obelisk_session_evidence.admission.gitlink import MAX_LINK_BYTES
-from obelisk_session_evidence.admission.identity import remote_digest, repository_identity
-from obelisk_session_evidence.admission.lifecycle import enable_scope
+from obelisk_session_evidence.commands import binding
+from obelisk_session_evidence.commands.gitlink import MAX_LINK_BYTES
+from obelisk_session_evidence.commands.identity import remote_digest, repository_identity
+from obelisk_session_evidence.commands.lifecycle import enable_scope
+from obelisk_session_evidence.commands.qualify.replay.document import REPLAY_FORMAT
 from obelisk_session_evidence.digest import DigestKey, load_key, scope_basis
 from obelisk_session_evidence.fixtures.builder import build_fixture
-from obelisk_session_evidence.qualify.replay.document import REPLAY_FORMAT
 
 from tests.conftest import CLI, REPO, make_request
 
@@ -488,7 +488,7 @@ def test_every_enable_refusal_code_is_a_documented_one() -> None:
     """``errors.LIFECYCLE_CODES`` lists exactly the codes ``enable``/``disable`` refuse with (stable codes)."""
     import re
 
-    from obelisk_session_evidence.admission import lifecycle
+    from obelisk_session_evidence.commands import lifecycle
     from obelisk_session_evidence.errors import LIFECYCLE_CODES
 
     source = Path(lifecycle.__file__).read_text()

@@ -22,8 +22,8 @@ from obelisk_session_evidence.errors import ScopeViolation
 from obelisk_session_evidence.fixtures.builder import FixtureInfo, build_fixture
 from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.retrieval.engine import RawHit, check_scope
-from obelisk_session_evidence.retrieval.templates import load_templates
 from obelisk_session_evidence.service import answer
+from obelisk_session_evidence.templates.catalog import load_templates
 
 from tests.conftest import make_request, write_config
 
@@ -131,7 +131,7 @@ def test_paths_under_either_spelling_of_a_root_are_shown_repository_relative(wor
 
 def test_enable_records_the_real_root_beside_the_given_spelling(tmp_path: Path) -> None:
     from obelisk_session_evidence.admission.config import load_config
-    from obelisk_session_evidence.admission.lifecycle import enable_scope
+    from obelisk_session_evidence.commands.lifecycle import enable_scope
 
     repo = tmp_path / "repo"
     repo.mkdir()

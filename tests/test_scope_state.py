@@ -120,7 +120,7 @@ from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from obelisk_session_evidence.index.scope_state import read_scope_set  # noqa: E402
 from obelisk_session_evidence.paths import Roots  # noqa: E402
-from obelisk_session_evidence.retrieval.templates import scope_template  # noqa: E402
+from obelisk_session_evidence.templates.catalog import scope_template  # noqa: E402
 
 _SEGMENTS = st.sampled_from(["a", "b", "b-c", "b.c", "b0", "b/", "é", "\U0010ffff", "-", ".", "0", "z"])
 _PATHS = st.lists(_SEGMENTS, min_size=1, max_size=4).map(lambda parts: "/" + "/".join(parts))

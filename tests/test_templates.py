@@ -1,4 +1,4 @@
-"""Static verification of the SQL templates (provider/retrieval/verify/) and their execution on real data.
+"""Static verification of the SQL templates (provider/templates/verify/) and their execution on real data.
 
 * every shipped template passes the verifier;
 * golden cases in tests/golden/sql/: one small file per case whose first line is ``-- expect: ok`` or
@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 from obelisk_session_evidence.errors import TemplateRejected
 from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
-from obelisk_session_evidence.retrieval import verify
-from obelisk_session_evidence.retrieval.templates import MANIFEST_FILENAME, Template, load_templates, shipped_digests
-from obelisk_session_evidence.retrieval.verify import TemplateViolation, ensure_verified, verify_sql, verify_template
-from obelisk_session_evidence.retrieval.verify.manifest import verifier_digest
+from obelisk_session_evidence.templates import verify
+from obelisk_session_evidence.templates.catalog import MANIFEST_FILENAME, Template, load_templates, shipped_digests
+from obelisk_session_evidence.templates.verify import TemplateViolation, ensure_verified, verify_sql, verify_template
+from obelisk_session_evidence.templates.verify.manifest import verifier_digest
 
 from tests.realobelisk import db_copy, real_dir
 
@@ -137,7 +137,7 @@ def test_violation_message_is_content_free() -> None:
 
 def test_sqlglot_fallback_warning_never_reaches_stderr() -> None:
     code = (
-        "from obelisk_session_evidence.retrieval.verify import verify_sql, TemplateViolation\n"
+        "from obelisk_session_evidence.templates.verify import verify_sql, TemplateViolation\n"
         "for sql in (\"VACUUM INTO '/tmp/x'\", 'REPLACE INTO t VALUES (1)', 'ALTER TABLE t ADD COLUMN c'):\n"
         "    try:\n"
         "        verify_sql(sql, declared_params=[])\n"
@@ -165,7 +165,7 @@ def test_regenerated_sql_is_never_needed() -> None:
 _PROBE = """
 import json, sys
 from pathlib import Path
-from obelisk_session_evidence.retrieval.templates import load_templates, shipped_digests
+from obelisk_session_evidence.templates.catalog import load_templates, shipped_digests
 from obelisk_session_evidence.service import _verify_templates
 directory = Path(sys.argv[1]) if len(sys.argv) > 1 else None
 _verify_templates(load_templates(directory) if directory else load_templates(), directory)
@@ -330,7 +330,7 @@ def test_templates_execute_on_real_obelisk(tmp_path: Path) -> None:
 def test_the_term_probes_are_one_statement() -> None:
     """The engine asks the term probe once per request for all FTS templates (``engine._has_term_hit`` keys its
     answer by the expression alone), so every ``.term_probe`` template must be the same statement."""
-    from obelisk_session_evidence.retrieval.templates import load_templates
+    from obelisk_session_evidence.templates.catalog import load_templates
 
     probes = [t for t in load_templates() if t.id.endswith(".term_probe")]
     assert len(probes) == 3

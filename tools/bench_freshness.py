@@ -185,7 +185,7 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
         transcript_homes,
     )
     from obelisk_session_evidence.paths import Roots
-    from obelisk_session_evidence.retrieval.templates import scope_template
+    from obelisk_session_evidence.templates.catalog import scope_template
 
     bound = Roots.of([root])  # a request's roots, resolved from the config at admission (``EnabledScope.bound_roots``)
 
@@ -227,7 +227,7 @@ def floor_request(db: Path, root: str, timing: list[float]) -> FreshnessReport:
         transcript_homes,
     )
     from obelisk_session_evidence.paths import Roots
-    from obelisk_session_evidence.retrieval.templates import scope_template
+    from obelisk_session_evidence.templates.catalog import scope_template
 
     signature = re.compile(r"([0-9]+(?:\.[0-9]*)?):([0-9]+):([0-9]+):([0-9]+(?:\.[0-9]*)?):([0-9]+)")
     slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in root)

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 
 from ..contract.parse import MAX_REQUEST_BYTES
 from ..contract.wire import EvidenceItem, Limits
-from .fold import Folded
-from .redact import redact
+from ..redaction.redact import redact
+from ..retrieval.fold import Folded
 
 ELLIPSIS = "…"
 #: Characters of a ref (session, message, revision): ids are 36 to 72 characters in real indexes, a git branch

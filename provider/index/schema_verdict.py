@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 
-from ..retrieval.templates import SCOPE_KIND, TEMPLATE_DIR, load_templates
+from ..templates.catalog import SCOPE_KIND, TEMPLATE_DIR, load_templates
 from .connection import ReadSnapshot
 from .live_schema import LiveSchema, core_problems, read_live_schema, unmet_needs
 from .snapshots import SNAPSHOT_DIR, Difference, capture, load_snapshots, nearest

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
 from ..paths import Roots
-from ..retrieval.engine import NO_UPPER_BOUND
-from ..retrieval.engine import _roots_json as roots_param
-from ..retrieval.templates import Template
+from ..templates.catalog import Template
+from ..templates.params import NO_UPPER_BOUND, roots_json
 from .connection import ReadSnapshot
 from .revision import CURSOR_READ_CHARS, IndexRow
 
@@ -97,7 +96,7 @@ def read_scope_rows(snap: ReadSnapshot, scope: Template, *, sources: Sequence[st
     The template matched every spelling of a root lexically; only the sessions whose recorded project path
     lies inside a root by real path (``..`` applied, symlinks resolved) are kept (``Roots.contains``).
     """
-    values: dict[str, Any] = {"sources": json.dumps(list(sources)), "roots": roots_param(roots),
+    values: dict[str, Any] = {"sources": json.dumps(list(sources)), "roots": roots_json(roots),
                               "since": since, "until": until, "limit": SCOPE_SESSION_CEILING}
     raw = snap.rows(scope.sql, {name: values[name] for name in scope.params})
     rows = []

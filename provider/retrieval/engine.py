@@ -8,10 +8,12 @@ from typing import Any, NamedTuple, cast
 from ..contract.wire import EvidenceType
 from ..errors import ScopeViolation
 from ..index.connection import ReadSnapshot, StatementBudgetExceeded
+from ..index.scope_state import read_scope_set
 from ..paths import Roots
+from ..templates.catalog import SCOPE_KIND, Template
+from ..templates.params import NO_UPPER_BOUND, roots_json
 from .markers import MarkerMatcher, UndecidableText, marker_matcher, term_matcher, token_string
 from .snippets import ReadWindow
-from .templates import SCOPE_KIND, Template
 from .terms import (
     DECISION_CUES,
     DECISION_WORDS,
@@ -85,9 +87,6 @@ SEARCH_CHARS = 65536
 MESSAGE_CAP = 12000
 #: Characters of one ``.cue_text`` body (a longer text is left to FTS5: ``CUE_TEXT``).
 CUE_TEXT_CAP = MESSAGE_CAP
-#: ``:until`` of a normal request: above every ISO-8601 time, so the upper time bound excludes nothing. A
-#: replay (provider/qualify/replay/) binds the moment it replays instead: rows at or after it are not read.
-NO_UPPER_BOUND = "\U0010ffff"
 
 _FTS_WORDS: Mapping[str, Sequence[str]] = {
     "prior_failure.narration": FAILURE_WORDS,
@@ -172,21 +171,10 @@ def _params(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: values[name] for name in template.params}
 
 
-def _roots_json(roots: Roots) -> str:
-    """Every spelling of the bound roots (given and real) as the templates' ``:roots`` parameter.
-
-    The SQL match is lexical, so both spellings are bound; the real paths then decide (``scope_sessions``,
-    ``check_scope``). Spellings are lexically normalised: no trailing slash, ``/`` stays ``/``.
-    """
-    return json.dumps(list(roots.spellings))
-
-
 def scope_sessions(snap: ReadSnapshot, scope: Template, *, sources: Sequence[str], roots: Roots,
                    since: str, until: str = NO_UPPER_BOUND) -> tuple[frozenset[str], bool]:
     """The session ids in scope and whether the scope ceiling was reached (``index.scope_state``: kept by
     real project path; ``until``: the upper time bound, none by default)."""
-    from ..index.scope_state import read_scope_set  # scope_state imports this module
-
     found = read_scope_set(snap, scope, sources=sources, roots=roots, since=since, until=until)
     return found.ids, found.ceiling_reached
 
@@ -211,7 +199,7 @@ def run_templates(snap: ReadSnapshot, templates: Sequence[Template], *, scope: T
     read = ReadWindow(window_chars)
     base: dict[str, Any] = {
         "sources": json.dumps(list(sources)),
-        "roots": _roots_json(roots),
+        "roots": roots_json(roots),
         "since": since,
         "until": until,
         "scope_ids": json.dumps(sorted(in_scope)),

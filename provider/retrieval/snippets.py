@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from ..bounding.redact import redact
+from ..redaction.redact import redact
 from .edits import FileEdit
 from .outcome import Outcome
 from .terms import loose

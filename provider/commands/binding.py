@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from ..admission.config import EnabledScope
 from ..paths import lexical, within
-from .config import EnabledScope
 from .gitlink import owner
 
 __all__ = ["WALK_DEPTH", "WALK_ENTRIES", "Breadth", "breadth", "home_dirs", "overlaps", "real_roots_of"]

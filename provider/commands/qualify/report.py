@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from .._version import PROVIDER_VERSION
-from ..digest import content_digest
+from ..._version import PROVIDER_VERSION
+from ...digest import content_digest
 from .corpus import now_iso
 
 REPORT_FORMAT: Final = "obelisk-session-evidence-qualification/1"
@@ -29,7 +29,7 @@ def _safe(name: str) -> str:
 def write_reports(out_dir: Path, reports: Sequence[Mapping[str, Any]], build_s: float) -> dict[str, Any]:
     """Write one JSON + Markdown report per scope and the summary (``qualification.{json,md}``), each atomically
     and never through a link (``provider/outputs.py``); the summary."""
-    from ..outputs import write_file_in
+    from ...outputs import write_file_in
 
     def write(name: str, text: str) -> None:
         write_file_in(out_dir, name, text.encode("utf-8"), role="a report file in --out")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import binascii
 import re
 
-from .redact_rule import VALUE, Rule, is_placeholder_value, rule
+from .rule import VALUE, Rule, is_placeholder_value, rule
 
 KINDS: tuple[str, ...] = ()  # every rule here is a password_assignment or a basic_auth
 

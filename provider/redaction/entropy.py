@@ -16,7 +16,7 @@ import math
 import re
 from collections import Counter
 
-from .redact_rule import Rule, rule
+from .rule import Rule, rule
 
 KINDS: tuple[str, ...] = ("high_entropy_token",)
 

@@ -2,7 +2,7 @@
 
 The provider is off until an operator enables one (agent_id, project_id, repository_id) scope; one agent and
 project may have several repositories, each its own entry. ``enable`` checks every root, checks each
-``--source`` against the sources the index knows (read-only, one fixed statement: provider/admission/sources.py),
+``--source`` against the sources the index knows (read-only, one fixed statement: provider/commands/sources.py),
 records the repository identity, the agent's sources and the stage, and adds the entry. An entry with the same
 key is replaced only with ``--replace`` (else ``enable`` refuses, naming the ids it found); no other entry is
 ever touched, so it can never widen another scope. A source the index does not know is refused, naming the
@@ -38,11 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, TextIO
 
-from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, load_key, scope_basis
-from ..errors import ConfigInvalid
-from ..paths import within
-from .binding import breadth, home_dirs, overlaps
-from .config import (
+from ..admission.config import (
     EnabledScope,
     ProviderConfig,
     QualificationRecord,
@@ -50,6 +46,10 @@ from .config import (
     load_config,
     save_config,
 )
+from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, load_key, scope_basis
+from ..errors import ConfigInvalid
+from ..paths import within
+from .binding import breadth, home_dirs, overlaps
 from .identity import Binding, repository_binding
 
 __all__ = ["MAX_ID_CHARS", "MAX_REPORT_BYTES", "SOURCE_RE", "disable_scope", "enable_scope", "normalize_root",
@@ -203,7 +203,7 @@ def _qualification(path: str, *, agent_id: str, project_id: str, repository_id: 
                        f"{max_age_days} days are accepted (--max-report-age-days): run `qualify --replay` again")
     kind: Literal["replay", "synthetic"] = "replay" if report.get("kind") == "replay" else "synthetic"
     if kind == "replay":
-        from ..qualify.replay.document import REPLAY_FORMAT
+        from .qualify.replay.document import REPLAY_FORMAT
 
         if report.get("format") != REPLAY_FORMAT:
             raise _Refused("qualification_required", "the replay report has an unknown format")

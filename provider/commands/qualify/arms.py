@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from .._resources import PACKAGE
-from ..retrieval.engine import NO_UPPER_BOUND
+from ..._resources import PACKAGE
+from ...templates.params import NO_UPPER_BOUND
 from .cases import Case
 from .corpus import Corpus, Variant, make_incomplete, make_stale, ro_uri
 from .scopes import QualifyScope
@@ -164,7 +164,7 @@ def _config(variant: Variant, scope: QualifyScope, case: Case) -> Path:
 
 
 def run_provider(case: Case, variant: Variant, scope: QualifyScope) -> CaseOutcome:
-    from ..service import answer
+    from ...service import answer
 
     raw = json.dumps(case.request).encode("utf-8")
     started = time.perf_counter()

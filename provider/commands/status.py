@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._version import CONTRACT_VERSION, PROVIDER_ID, PROVIDER_VERSION
-from .admission.config import EnabledScope, ProviderConfig, load_config
-from .admission.lifecycle import scope_summary
-from .digest import DigestKey, key_path, load_key
-from .errors import ConfigInvalid, ProviderError
-from .index.connection import Deadline, ReadSnapshot, read_index
-from .index.freshness import FreshnessReport, Verdict, assess_freshness
-from .index.revision import IndexRow, read_index_state, transcript_homes_from
+from .._version import CONTRACT_VERSION, PROVIDER_ID, PROVIDER_VERSION
+from ..admission.config import EnabledScope, ProviderConfig, load_config
+from ..digest import DigestKey, key_path, load_key
+from ..errors import ConfigInvalid, ProviderError
+from ..index.connection import Deadline, ReadSnapshot, read_index
+from ..index.freshness import FreshnessReport, Verdict, assess_freshness
+from ..index.revision import IndexRow, read_index_state, transcript_homes_from
+from .lifecycle import scope_summary
 
 __all__ = ["STATUS_DEADLINE_MS", "StatusReport", "collect_status", "render_text", "status_command"]
 
@@ -150,8 +150,8 @@ def _unit_count(rows: Sequence[IndexRow]) -> int:
 
 
 def _scope_session_counts(snap: ReadSnapshot, verdict: Any, scopes: Sequence[EnabledScope]) -> tuple[int | None, ...]:
-    from .retrieval.engine import scope_sessions
-    from .retrieval.templates import scope_template
+    from ..retrieval.engine import scope_sessions
+    from ..templates.catalog import scope_template
 
     template = scope_template()
     unmet = {t.template: list(t.missing) for t in verdict.templates}
@@ -162,7 +162,7 @@ def _scope_session_counts(snap: ReadSnapshot, verdict: Any, scopes: Sequence[Ena
 
 
 def _read(snap: ReadSnapshot, scopes: Sequence[EnabledScope] = ()) -> _IndexRead:
-    from .index.check_schema import schema_verdict
+    from .check_schema import schema_verdict
 
     verdict = schema_verdict(snap)
     rows: tuple[IndexRow, ...] = ()

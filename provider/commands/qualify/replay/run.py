@@ -13,11 +13,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from ...admission.config import ProviderConfig
-from ...contract.wire import EvidenceType
-from ...digest import DigestKey
-from ...paths import Roots
-from ...service import answer
+from ....admission.config import ProviderConfig
+from ....contract.wire import EvidenceType
+from ....digest import DigestKey
+from ....paths import Roots
+from ....service import answer
 from ..arms import native_search, open_native
 from .mine import Negative, Pair
 from .signature import Kind

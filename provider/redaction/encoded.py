@@ -15,7 +15,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from .redact_rule import Rule, rule
+from .rule import Rule, rule
 
 KINDS: tuple[str, ...] = ("kubernetes_secret", "base64_blob")
 

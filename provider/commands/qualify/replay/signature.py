@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ...paths import relative_to_roots, strip_roots
-from ...retrieval.edits import edit_paths, read_edits
-from ...retrieval.evidence import command_text, tool_outcome_of
+from ....paths import relative_to_roots, strip_roots
+from ....retrieval.edits import edit_paths, read_edits
+from ....retrieval.evidence import command_text, tool_outcome_of
 
 Kind = Literal["failure", "command", "edit"]
 KINDS: Final[tuple[Kind, ...]] = ("failure", "command", "edit")

@@ -27,8 +27,8 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Literal, NamedTuple
 
+from ..admission.config import RepositoryIdentity
 from ..digest import DigestKey
-from .config import RepositoryIdentity
 from .gitlink import main_checkout_of, worktree_of
 
 __all__ = ["GIT_TIMEOUT_S", "Binding", "normalize_remote", "remote_digest", "repository_binding",

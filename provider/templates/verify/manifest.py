@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..templates import MANIFEST_FORMAT
+from ..catalog import MANIFEST_FORMAT
 
 #: Bump when the rules change in a way the verifier's own source digest would not show.
 RULESET_VERSION = 1

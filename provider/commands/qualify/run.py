@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .._version import PROVIDER_VERSION
+from ..._version import PROVIDER_VERSION
 from .arms import (
     NATIVE_NEIGHBOURS,
     NATIVE_TOP,

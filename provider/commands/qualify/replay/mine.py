@@ -21,12 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from ...errors import ScopeViolation
-from ...index.connection import Deadline, ReadSnapshot, read_index
-from ...index.scope_state import read_scope_set
-from ...paths import Roots
-from ...retrieval.engine import READ_HEAD, READ_TAIL
-from ...retrieval.templates import scope_template
+from ....errors import ScopeViolation
+from ....index.connection import Deadline, ReadSnapshot, read_index
+from ....index.scope_state import read_scope_set
+from ....paths import Roots
+from ....retrieval.engine import READ_HEAD, READ_TAIL
+from ....templates.catalog import scope_template
 from .signature import Kind, Signature, signatures
 
 #: Tool calls read per mining pass at most (a bound, like every read of the provider).

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..contract.wire import EVIDENCE_TYPES
-from ..retrieval.evidence import Candidate
-from ..retrieval.resolution import place_after_failures
+from .evidence import Candidate
+from .resolution import place_after_failures
 
 
 class Folded(NamedTuple):

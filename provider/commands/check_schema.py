@@ -24,9 +24,9 @@ from typing import Any, Final, TextIO
 
 from ..digest import DigestKey
 from ..errors import ProviderError
-from .connection import Deadline, ReadSnapshot, read_index
-from .live_schema import LiveSchema
-from .schema_verdict import (
+from ..index.connection import Deadline, ReadSnapshot, read_index
+from ..index.live_schema import LiveSchema
+from ..index.schema_verdict import (
     EXIT_FOR,
     SchemaVerdict,
     TemplateVerdict,
@@ -38,7 +38,7 @@ from .schema_verdict import (
     schema_verdict,
     template_state,
 )
-from .snapshots import SNAPSHOT_DIR, SnapshotError, load_snapshots, render
+from ..index.snapshots import SNAPSHOT_DIR, SnapshotError, load_snapshots, render
 
 CHECK_DEADLINE_MS: Final = 10_000
 HEARTBEAT_FRESH_MS: Final = 60_000.0  # Obelisk's APP_HEARTBEAT_FRESH_MS

@@ -38,17 +38,17 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
-from .redact_encoded import KINDS as _ENCODED_KINDS
-from .redact_encoded import RULES as _ENCODED_RULES
-from .redact_entropy import KINDS as _ENTROPY_KINDS
-from .redact_entropy import RULES as _ENTROPY_RULES
-from .redact_passwords import RULES as _PASSWORD_RULES
-from .redact_rule import VALUE as _VALUE
-from .redact_rule import Accept, Rule
-from .redact_rule import is_placeholder_value as _is_placeholder_value
-from .redact_rule import rule as _rule
-from .redact_services import KINDS as _SERVICE_KINDS
-from .redact_services import RULES as _SERVICE_RULES
+from .encoded import KINDS as _ENCODED_KINDS
+from .encoded import RULES as _ENCODED_RULES
+from .entropy import KINDS as _ENTROPY_KINDS
+from .entropy import RULES as _ENTROPY_RULES
+from .passwords import RULES as _PASSWORD_RULES
+from .rule import VALUE as _VALUE
+from .rule import Accept, Rule
+from .rule import is_placeholder_value as _is_placeholder_value
+from .rule import rule as _rule
+from .services import KINDS as _SERVICE_KINDS
+from .services import RULES as _SERVICE_RULES
 
 __all__ = ["PLACEHOLDER_RE", "REDACTION_KINDS", "Redacted", "placeholder", "redact"]
 

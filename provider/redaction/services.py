@@ -13,7 +13,7 @@ from __future__ import annotations
 import binascii
 import re
 
-from .redact_rule import Rule, rule
+from .rule import Rule, rule
 
 KINDS: tuple[str, ...] = ("azure_storage_key", "slack_webhook", "sendgrid_key", "digitalocean_token",
                           "vault_token", "gcp_private_key_id", "shopify_token", "discord_token", "twilio_credentials",

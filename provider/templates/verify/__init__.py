@@ -51,7 +51,7 @@ from .check import check as _check
 from .violations import TemplateViolation, Violation
 
 if TYPE_CHECKING:
-    from ..templates import Template
+    from ..catalog import Template
 
 __all__ = ["TemplateViolation", "Violation", "ensure_verified", "verify_sql", "verify_template"]
 

@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from ..admission.config import EnabledScope, load_config, write_config_file
 from ..digest import KEY_FILE, DigestKey, new_secret, write_key
 from ..errors import ConfigInvalid, UnsafeWriteTarget
 from ..outputs import refuse_unsafe_target
-from .config import EnabledScope, load_config, write_config_file
 from .identity import repository_identity
 
 __all__ = ["rotate_key"]

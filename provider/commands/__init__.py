@@ -1,0 +1,1 @@
+"""Operator commands: enable/disable, status, check-schema, demo and qualify."""

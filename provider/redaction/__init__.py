@@ -1,0 +1,1 @@
+"""Redaction: pure text rules that hide secrets; used by retrieval (before a cut) and bounding."""

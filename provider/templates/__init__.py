@@ -1,0 +1,1 @@
+"""The fixed SQL templates: loading, parameters and their sqlglot verification."""
