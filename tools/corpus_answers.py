@@ -64,7 +64,7 @@ DEFAULT_SEEDS = (11, 12, 13)
 
 def normalise(envelope: Mapping[str, Any]) -> dict[str, Any]:
     """``envelope`` without the fields that vary between two runs of the same code (module docstring)."""
-    out = json.loads(json.dumps(envelope))
+    out: dict[str, Any] = json.loads(json.dumps(envelope))
     result = out.get("result")
     if isinstance(result, dict):
         result.pop("index_revision", None)
