@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from obelisk_session_evidence.fixtures.encoding import uuid4
-from obelisk_session_evidence.fixtures.home_db import write_home_db
 from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript, CodexTranscript
 from obelisk_session_evidence.service import answer
 
 from tests.conftest import make_request, scope_entry, write_config
+from tools.devkit.home_db import write_home_db
 
 START_MS = 1_790_000_000_000
 AGENTS = {"claude": "claude-main", "codex": "codex-main"}

@@ -49,8 +49,10 @@ def common_terms(common: str) -> list[str]:
 def _builder_digest() -> str:
     import obelisk_session_evidence.fixtures as fixtures
 
+    import tools.devkit.large as large
+
     digest = hashlib.sha256()
-    for source in sorted(Path(fixtures.__file__).parent.glob("*.py")):
+    for source in [Path(large.__file__), *sorted(Path(fixtures.__file__).parent.glob("*.py"))]:
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
     return digest.hexdigest()[:12]
 
@@ -58,7 +60,7 @@ def _builder_digest() -> str:
 @pytest.fixture(scope="session")
 def large_db() -> tuple[Path, dict[str, Any]]:
     """build_large(messages=200_000), built once and cached across sessions (atomic rename under a lock)."""
-    from obelisk_session_evidence.fixtures.builder import build_large
+    from tools.devkit.large import build_large
 
     CACHE.mkdir(parents=True, exist_ok=True)
     key = f"large-{LARGE_MESSAGES}-s{LARGE_SEED}-{_builder_digest()}"

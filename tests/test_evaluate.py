@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from obelisk_session_evidence.evaluation import formats as formats_mod
-from obelisk_session_evidence.evaluation.report import Thresholds, figures, passed
-from obelisk_session_evidence.evaluation.runner import Outcome, _score, run_evalset
-from obelisk_session_evidence.evaluation.situation import EvalSet, Fact, ScopeSpec, Situation
-from obelisk_session_evidence.fixtures.corpus import Corpus, build_corpus, build_heldout
 
 from tests.realobelisk import shared_dir
+from tools.devkit.corpus import Corpus, build_corpus, build_heldout
+from tools.devkit.evaluation import formats as formats_mod
+from tools.devkit.evaluation.report import Thresholds, figures, passed
+from tools.devkit.evaluation.runner import Outcome, _score, run_evalset
+from tools.devkit.evaluation.situation import EvalSet, Fact, ScopeSpec, Situation
 
 REPO = Path(__file__).resolve().parents[1]
 REQUIRED_CLASSES = {

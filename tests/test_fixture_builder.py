@@ -24,11 +24,11 @@ from obelisk_session_evidence.fixtures.builder import (
     FixtureInfo,
     Generation,
     build_fixture,
-    build_large,
     cursor_for,
 )
 
 from tests.realobelisk import real_dir
+from tools.devkit.large import build_large
 
 REPO = Path(__file__).resolve().parents[1]
 NOW_MS = 1_795_986_324_950

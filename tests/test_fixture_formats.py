@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 from obelisk_session_evidence.fixtures.encoding import dumps, uuid4
-from obelisk_session_evidence.fixtures.home_db import write_home_db
 from obelisk_session_evidence.fixtures.patches import add, delete, update
 from obelisk_session_evidence.fixtures.transcript_base import Unit
 from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript, CodexTranscript
 
 from tests.realobelisk import shared_dir
+from tools.devkit.home_db import write_home_db
 
 START_MS = 1_790_000_000_000
 Shape = tuple[Any, ...]

@@ -34,7 +34,6 @@ import pytest
 from obelisk_session_evidence.errors import DeadlineExceeded
 from obelisk_session_evidence.fixtures.cursors import cursor_for
 from obelisk_session_evidence.fixtures.encoding import uuid4
-from obelisk_session_evidence.fixtures.home_db import write_home_db
 from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript, CodexTranscript
 from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
 from obelisk_session_evidence.index.freshness import FreshnessReport, assess_scoped_freshness
@@ -46,6 +45,7 @@ from obelisk_session_evidence.templates.catalog import scope_template
 
 from tests.conftest import CLI, REPO, make_request, run_cli, scope_entry, write_config
 from tests.test_freshness import kimi_cursor, kimi_session, pi_cursor, pi_session
+from tools.devkit.home_db import write_home_db
 
 LIMITS = {"max_sessions": 5, "max_items": 8, "max_snippet_chars": 600, "max_total_chars": 6000}
 AGENTS = {"claude": "claude-main", "codex": "codex-main", "mixed": "mixed-main"}

@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("retrieval", ("retrieval",)),
     ("bounding", ("bounding",)),
     ("service", ("service",)),
-    ("commands", ("commands", "fixtures", "evaluation")),
+    ("commands", ("commands", "fixtures")),
     ("cli", ("cli", "__main__", "__init__")),
 )
 
@@ -139,3 +139,29 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
 def test_the_check_sees_an_upward_import(src: str, dst: str) -> None:
     """The layer check itself: an import from a lower layer to a higher one is one it reports."""
     assert layer_of(dst) > layer_of(src)
+
+
+#: Shipped modules no command imports, each with its reason. Development code (the evaluation, the corpus,
+#: the large builder, the replay fixture) lives in ``tools/devkit/`` and never ships.
+SHIPPED_UNRUN = {
+    "templates.verify.manifest": "writes sql_templates/verified.json (tools/verify-templates); it sits beside "
+                                 "the rules whose digest it records",
+}
+
+
+def test_every_shipped_module_is_run_by_a_command() -> None:
+    """The wheel carries only what ``query``, ``serve``, the operator commands, ``demo`` and ``qualify`` import."""
+    graph: dict[str, set[str]] = {}
+    for src, dst, _, _ in edges():
+        graph.setdefault(src, set()).add(dst)
+    reached: set[str] = set()
+    todo = ["cli", "__main__", "__init__"]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            parts = name.split(".")
+            todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))  # a package's __init__ runs first
+            todo.extend(graph.get(name, ()))
+    unrun = sorted(set(modules()) - reached - set(SHIPPED_UNRUN))
+    assert not unrun, f"shipped, but no command imports them (move them to tools/devkit/ or tests/): {unrun}"

@@ -62,7 +62,8 @@ def scanned_tables(lines: list[str], sql: str) -> set[str]:
 
 def _databases(tmp: Path) -> dict[str, Path]:
     from obelisk_session_evidence.fixtures.builder import build_fixture
-    from obelisk_session_evidence.fixtures.large import build_large
+
+    from tools.devkit.large import build_large
 
     dbs = {g: build_fixture(tmp / g, generation=g).db_path  # type: ignore[arg-type]
            for g in ("current", "migrated", "trigram", "legacy")}

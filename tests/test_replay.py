@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from obelisk_session_evidence.admission.config import ProviderConfig, load_config
 from obelisk_session_evidence.commands.qualify.replay import MIN_PAIRS, ScopeRef, mine, read_history, run_replay
-from obelisk_session_evidence.commands.qualify.replay.fixture import ReplayFixture, build_replay_fixture
 from obelisk_session_evidence.commands.qualify.replay.metrics import criteria, metrics, verdict
 from obelisk_session_evidence.commands.qualify.replay.report import (
     render_markdown,
@@ -26,6 +25,7 @@ from obelisk_session_evidence.service import answer
 
 from tests.conftest import scope_entry, write_config
 from tests.realobelisk import materialized, real_dir
+from tools.devkit.replay_fixture import ReplayFixture, build_replay_fixture
 
 
 @pytest.fixture(scope="session")

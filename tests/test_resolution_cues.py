@@ -59,11 +59,11 @@ def test_chosen_texts() -> None:
 def test_paged_rows_equal_one_page(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Pages of 7 and 20 rows (the key carried from page to page) give the rows and the answer of one page
     holding every candidate, on a generated index where a common term's failures have many later messages."""
-    from obelisk_session_evidence.fixtures.large import build_large
     from obelisk_session_evidence.retrieval import engine
     from obelisk_session_evidence.service import answer, clear_warm_caches
 
     from tests.conftest import make_request, scope_entry, write_config
+    from tools.devkit.large import build_large
 
     db = build_large(tmp_path / "obelisk.sqlite", messages=20_000).db_path
     manifest = json.loads((tmp_path / "obelisk.manifest.json").read_text(encoding="utf-8"))

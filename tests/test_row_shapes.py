@@ -27,12 +27,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from obelisk_session_evidence.fixtures.encoding import uuid4
-from obelisk_session_evidence.fixtures.home_db import write_home_db
 from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript, CodexTranscript
 from obelisk_session_evidence.service import answer, clear_warm_caches
 
 from tests.conftest import CLI, make_request, run_cli, scope_entry, write_config
 from tests.evidence_home import AGENTS, ALL_TYPES, LIMITS, START_MS, EvidenceHome, build_home
+from tools.devkit.home_db import write_home_db
 
 PROMPT = "pytest fails with ModuleNotFoundError: No module named 'jwt' in tests/test_auth.py, can you fix it?"
 TERMS = ["ModuleNotFoundError", "pytest"]

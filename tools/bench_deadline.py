@@ -82,8 +82,9 @@ def build(work: Path, name: str, kind: str, calls: int, cell_chars: int) -> tupl
     """A home, its index and a config for one case; returns (db, config, repository root)."""
     from obelisk_session_evidence.digest import ensure_key
     from obelisk_session_evidence.fixtures.encoding import uuid4
-    from obelisk_session_evidence.fixtures.home_db import write_home_db
     from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript
+
+    from tools.devkit.home_db import write_home_db
 
     top = work / name
     home, repo = top / "home", top / "home" / "src" / "web"

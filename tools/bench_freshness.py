@@ -161,7 +161,7 @@ def build_indexed(top: Path, files: int, repos: int, now_ms: float) -> tuple[Pat
         "CREATE INDEX idx_sessions_source ON sessions(source);"
         "CREATE TABLE messages (uuid TEXT PRIMARY KEY); CREATE TABLE tool_results (tool_use_id TEXT PRIMARY KEY);")
     built = max(now_ms, time.time() * 1000)  # the build ends after the last transcript was written
-    markers = [(name, built if name == "__last_build__" else 0.0, 0, None) for name, *_ in MARKERS]
+    markers: list[Row] = [(name, built if name == "__last_build__" else 0.0, 0, None) for name, *_ in MARKERS]
     conn.executemany("INSERT INTO index_state VALUES (?,?,?,?)", [signature_row(p) for p in paths] + markers)
     conn.executemany("INSERT INTO sessions (id, source, project_path, jsonl_path, started_at, ended_at) "
                      "VALUES (?,?,?,?,'2025-01-01T00:00:00Z','2025-01-01T00:00:00Z')", sessions)

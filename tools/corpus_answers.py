@@ -53,6 +53,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # tools.devkit, when run as a script
+    sys.path.insert(0, str(REPO))
+
 #: The freshness counters both revisions define the same way (see the module docstring).
 KEPT_FRESHNESS_COUNTERS = ("stale", "unindexed", "missing_on_disk")
 DEFAULT_SEEDS = (11, 12, 13)
@@ -60,7 +64,7 @@ DEFAULT_SEEDS = (11, 12, 13)
 
 def normalise(envelope: Mapping[str, Any]) -> dict[str, Any]:
     """``envelope`` without the fields that vary between two runs of the same code (module docstring)."""
-    out = json.loads(json.dumps(envelope))
+    out: dict[str, Any] = json.loads(json.dumps(envelope))
     result = out.get("result")
     if isinstance(result, dict):
         result.pop("index_revision", None)
@@ -85,8 +89,9 @@ def normalise(envelope: Mapping[str, Any]) -> dict[str, Any]:
 def answers_of(evalset: Any) -> dict[str, dict[str, Any]]:
     """Every situation of ``evalset`` answered as the evaluation runner asks it, normalised, by situation id."""
     from obelisk_session_evidence.digest import ensure_key
-    from obelisk_session_evidence.evaluation import runner
     from obelisk_session_evidence.service import answer
+
+    from tools.devkit.evaluation import runner
 
     work = Path(tempfile.mkdtemp(prefix="obelisk-golden-"))
     try:
@@ -105,14 +110,14 @@ def answers_of(evalset: Any) -> dict[str, dict[str, Any]]:
 
 
 def corpus_answers(seed: int) -> dict[str, dict[str, Any]]:
-    from obelisk_session_evidence.fixtures.corpus import build_corpus
+    from tools.devkit.corpus import build_corpus
 
     with tempfile.TemporaryDirectory(prefix="obelisk-golden-corpus-") as tmp:
         return answers_of(build_corpus(Path(tmp) / f"corpus-{seed}", seed=seed).evalset)
 
 
 def formats_answers(data: Path) -> dict[str, dict[str, Any]]:
-    from obelisk_session_evidence.evaluation.formats import formats_evalset
+    from tools.devkit.evaluation.formats import formats_evalset
 
     return answers_of(formats_evalset(data))
 

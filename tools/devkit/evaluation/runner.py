@@ -98,8 +98,8 @@ def _score(sit: Situation, evalset: EvalSet, envelope: dict[str, Any], latency_m
 
 def run_evalset(evalset: EvalSet, *, limits: Limits | None = None) -> list[Outcome]:
     """Answer every situation of ``evalset`` (on a private copy of its database) and score the answers."""
-    from ..digest import ensure_key
-    from ..service import answer  # the query path is imported only when an evaluation runs
+    from obelisk_session_evidence.digest import ensure_key
+    from obelisk_session_evidence.service import answer  # the query path is imported only when an evaluation runs
 
     limits = limits or Limits()
     work = Path(tempfile.mkdtemp(prefix="obelisk-eval-"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..contract.wire import EvidenceType
+from obelisk_session_evidence.contract.wire import EvidenceType
 
 
 @dataclass(frozen=True)

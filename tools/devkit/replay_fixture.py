@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ....fixtures.corpus.model import REPOS, START_MS, CorpusBuilder
-from ....fixtures.home_db import write_home_db
+from .corpus.model import REPOS, START_MS, CorpusBuilder
+from .home_db import write_home_db
 
 _A: Final = ("berth", "tariff", "manifest", "customs", "pilot", "tug", "crane", "quay", "ballast", "hull",
              "anchor", "cargo", "dock", "ferry", "harbour")

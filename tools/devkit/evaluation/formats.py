@@ -20,7 +20,8 @@ import tarfile
 from pathlib import Path
 from typing import Any, Final
 
-from ..contract.wire import EvidenceType
+from obelisk_session_evidence.contract.wire import EvidenceType
+
 from .situation import EvalSet, Fact, ScopeSpec, Situation
 
 # The absolute paths the index stores live there (the corpus README prescribes it).

@@ -58,8 +58,8 @@ def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
     both = not (args.corpus or args.formats or args.heldout)
     sets: list[EvalSet] = []
     if args.corpus or both:
-        from ..fixtures.corpus import build_corpus
-        from ..fixtures.corpus.model import REFERENCE_SEED
+        from ..corpus import build_corpus
+        from ..corpus.model import REFERENCE_SEED
 
         for seed in args.seeds or [REFERENCE_SEED]:
             evalset = build_corpus(work / f"corpus-{seed}", seed=seed).evalset
@@ -67,7 +67,7 @@ def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
                 evalset.name = f"{evalset.name} (seed {seed})"
             sets.append(evalset)
     if args.heldout:
-        from ..fixtures.corpus import build_heldout
+        from ..corpus import build_heldout
 
         sets.append(build_heldout(work / "heldout").evalset)
     if args.formats or both:
