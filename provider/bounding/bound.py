@@ -24,6 +24,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..contract.parse import MAX_REQUEST_BYTES
 from ..contract.wire import EvidenceItem, Limits
@@ -83,23 +84,18 @@ def bounded_time(value: str | None) -> str | None:
     return value
 
 
+@dataclass(slots=True)
 class BoundReport:
     """What :func:`bound` returns (filled in as it goes)."""
 
-    __slots__ = ("fields_withheld", "folded_occurrences", "items", "omitted_count", "redactions", "snippets_cut",
-                 "total_chars", "truncated")
-
-    def __init__(self, items: list[EvidenceItem], omitted_count: int, truncated: bool, *, snippets_cut: int = 0,
-                 redactions: Counter[str] | None = None, folded_occurrences: int = 0, total_chars: int = 0,
-                 fields_withheld: int = 0) -> None:
-        self.items = items
-        self.omitted_count = omitted_count
-        self.truncated = truncated
-        self.snippets_cut = snippets_cut
-        self.redactions: Counter[str] = Counter() if redactions is None else redactions
-        self.folded_occurrences = folded_occurrences
-        self.total_chars = total_chars
-        self.fields_withheld = fields_withheld  # optional refs and times left out (over a ceiling, unfit)
+    items: list[EvidenceItem]
+    omitted_count: int
+    truncated: bool
+    snippets_cut: int = 0
+    redactions: Counter[str] = field(default_factory=Counter)
+    folded_occurrences: int = 0
+    total_chars: int = 0
+    fields_withheld: int = 0  # optional refs and times left out (over a ceiling, unfit)
 
 
 def cut_snippet(text: str, limit: int) -> tuple[str, bool]:
