@@ -49,8 +49,9 @@ from ..admission.config import (
 from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, load_key, scope_basis
 from ..errors import ConfigInvalid
 from ..paths import within
-from .binding import breadth, home_dirs, overlaps
+from .binding import WALK_DEPTH, WALK_ENTRIES, breadth, home_dirs, overlaps
 from .identity import Binding, repository_binding
+from .sources import known_sources
 
 __all__ = ["MAX_ID_CHARS", "MAX_REPORT_BYTES", "SOURCE_RE", "disable_scope", "enable_scope", "normalize_root",
            "scope_summary"]
@@ -203,7 +204,7 @@ def _qualification(path: str, *, agent_id: str, project_id: str, repository_id: 
                        f"{max_age_days} days are accepted (--max-report-age-days): run `qualify --replay` again")
     kind: Literal["replay", "synthetic"] = "replay" if report.get("kind") == "replay" else "synthetic"
     if kind == "replay":
-        from .qualify.replay.document import REPLAY_FORMAT
+        from .qualify.replay.document import REPLAY_FORMAT  # its package loads all of qualification
 
         if report.get("format") != REPLAY_FORMAT:
             raise _Refused("qualification_required", "the replay report has an unknown format")
@@ -333,8 +334,6 @@ def _broad_refusal(position: int, reason: str, level: int) -> _Refused:
         return _Refused("root_too_broad", f"{where} is /: it holds every repository on this machine and no "
                         "session path matches under it; name the repository's own directory (no flag allows /)")
     if reason == "too_large_to_check":
-        from .binding import WALK_DEPTH, WALK_ENTRIES
-
         return _Refused("root_too_large", f"{where} holds more than {WALK_ENTRIES} entries within {WALK_DEPTH} "
                         "levels, so enable cannot tell whether it holds another repository; name the "
                         "repository's own directory, or pass --allow-broad-root")
@@ -415,8 +414,6 @@ def _source_check(db_path: Path | None, sources: Sequence[str], allow_unknown: b
     """Refuse a source the index does not know (naming the known ones); disclose when none could be checked."""
     if db_path is None:
         return {"sources_checked": False, "sources_not_checked_because": "no_database_given"}
-    from .sources import known_sources
-
     known, why = known_sources(db_path)
     if known is None:
         return {"sources_checked": False, "sources_not_checked_because": why}
