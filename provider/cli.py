@@ -25,7 +25,6 @@ from .admission.config import CONFIG_ENV, ProviderConfig, default_config_path, l
 from .digest import key_if_present
 from .errors import ConfigInvalid, DeadlineExceeded, InternalError, MalformedJson, ProviderError
 from .inputs import InputDeadline, NotRegularFile, bounded_lines, read_regular_file, read_until_deadline
-from .progress import progress
 
 PROG = PROVIDER_ID
 #: stdin is read only up to this many bytes (+1 to detect oversize); see provider.contract.parse.
@@ -211,6 +210,7 @@ def cmd_qualify(args: argparse.Namespace) -> int:
     if args.replay:
         return cmd_qualify_replay(args)
     from .commands.qualify import operator_scope, qualify_command
+    from .progress import progress
 
     ids = (args.agent_id, args.project_id, args.repository_id)
     scope = None

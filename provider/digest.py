@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -144,6 +143,8 @@ def key_if_present(config_path: Path) -> DigestKey | None:
 
 def new_secret() -> bytes:
     """A fresh key's secret (``enable``'s first key, ``rotate-key``'s next one)."""
+    import secrets  # it loads random and base64: only the config writers make a key
+
     return secrets.token_bytes(KEY_BYTES)
 
 

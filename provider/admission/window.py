@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-import subprocess
 from datetime import UTC, datetime
 
 from .admit import AdmittedRequest
@@ -36,6 +35,8 @@ def commit_time(root: str, revision: str) -> float | None:
     """Committer time of ``revision`` in the repository at ``root``, or None when it cannot be resolved."""
     if not _rev_pattern().match(revision) or ".." in revision:
         return None
+    import subprocess  # heavy (signal, selectors, threading): only a request with a revision runs git
+
     try:
         done = subprocess.run(
             ["git", "-C", root, "show", "-s", "--format=%ct", "--end-of-options", revision, "--"],
