@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Cold start of ``query``: one new process per request, timed beside ``python -c pass`` of the same venv.
 
-Builds a benchmark index once (``build_large``, ``--messages`` messages, in a temporary directory), enables its
-smallest project (the small scope of ``tools/bench``), and writes one request for it: the common planted term,
-all five evidence types, ``tools/bench``'s limits. Then, round by round, each interpreter given (``--python``,
-repeatable, e.g. the venv of another checkout; default: this one) runs ``PY -c pass`` and
-``PY -m obelisk_session_evidence query --request FILE``, in alternating order. Each child is started with
-``posix_spawn`` and reaped with ``wait4``; every answer must be ``ok`` with items. Printed per interpreter: wall
-and CPU medians and the median of the per-round ratios query / pass (pairing keeps the ratio honest when a
-neighbour slows the machine during the run).
+Builds a benchmark index once (``tools/make-fixture --large``, ``--messages`` messages, in a temporary
+directory), enables its smallest project (the small scope of ``tools/bench``), and writes one request for it:
+the common planted term, all five evidence types, ``tools/bench``'s limits. Then, round by round, each
+interpreter given (``--python``, repeatable, e.g. the venv of another install; default: this one) runs
+``PY -c pass`` and ``PY -m obelisk_session_evidence query --request FILE``, in alternating order. Each child
+is started with ``posix_spawn`` and reaped with ``wait4``; every answer must be ``ok`` with items. Printed per
+interpreter: wall and CPU medians and the median of the per-round ratios query / pass (pairing keeps the ratio
+honest when a neighbour slows the machine during the run).
 
-Budget (issue 31): the cold small-scope ``query`` <= 12x ``python -c pass`` of the same venv.
+Budget (issue 31): the cold small-scope ``query`` <= 12x ``python -c pass`` of the same venv. An editable
+install's ``python -c pass`` also runs its import hook (a ``.pth``): measure an installed wheel's venv.
 
   tools/bench_cold.py [--messages 100000] [--rounds 21] [--python PY]... [--json FILE]
 """
@@ -22,12 +23,15 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from obelisk_session_evidence.admission.config import EnabledScope, ProviderConfig, save_config
 
 REPO = Path(__file__).resolve().parents[1]
 BUDGET = 12.0
@@ -37,11 +41,10 @@ LIMITS = {"max_sessions": 10, "max_items": 20, "max_snippet_chars": 400, "max_to
 
 def build_scope(work: Path, messages: int, seed: int) -> tuple[Path, Path, Path]:
     """The index, a config enabling its smallest project, and a request file for it."""
-    from obelisk_session_evidence.admission.config import EnabledScope, ProviderConfig, save_config
-    from obelisk_session_evidence.fixtures.builder import build_large
-
-    info = build_large(work / "obelisk.sqlite", messages=messages, seed=seed)
-    manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
+    subprocess.run([sys.executable, str(REPO / "tools" / "make-fixture"), str(work), "--large", str(messages),
+                    "--seed", str(seed)], check=True, stdout=subprocess.DEVNULL)
+    db = work / "obelisk.sqlite"
+    manifest = json.loads((work / "obelisk.manifest.json").read_text(encoding="utf-8"))
     small = manifest["projects"]["small"]
     Path(small["root"]).mkdir(parents=True, exist_ok=True)  # the root exists, as a user's checkout would
     config = work / "config" / "config.json"
@@ -57,7 +60,7 @@ def build_scope(work: Path, messages: int, seed: int) -> tuple[Path, Path, Path]
                "limits": LIMITS}
     request_file = work / "request.json"
     request_file.write_text(json.dumps(request), encoding="utf-8")
-    return info.db_path, config, request_file
+    return db, config, request_file
 
 
 def spawn(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, stdout: Path) -> tuple[float, float, int]:
