@@ -9,7 +9,7 @@ __all__ = ["CONTRACT_VERSION", "PROVIDER_VERSION", "answer"]
 
 
 def __getattr__(name: str) -> object:
-    # Lazy: importing the package must not import pydantic/apsw (cold start).
+    # Imported on first use: ``answer`` loads the whole request path, which no other command needs.
     if name == "answer":
         from .service import answer
 

@@ -1,29 +1,30 @@
-"""The CLI boundary: argument parsing, one JSON document on stdout for ``query``, the exit-code table.
+"""The command line: one argparse parser for every command, and each command's modules imported when it runs.
 
-Exit codes for ``query``: 0 ok, 2 rejected, 3 failed, 1 internal error (still one JSON envelope); ``serve``
-answers every line with an envelope and ends with 0. ``check-schema``: 0 exact/compatible, 1 degraded, 2
-incompatible or unreadable. Each command's ``--help`` lists the codes it can return (:data:`EXIT_CODES`); any
-command ends with 130, quietly, on Ctrl-C. Nothing private is ever written to stderr: argparse usage errors name
-options only.
+Building the parser imports no command: the options, help and examples live here, and each ``cmd_*`` function
+imports its command's modules inside it (``query`` and ``serve`` the service, ``enable`` and ``disable`` the
+lifecycle, and so on), so a process loads only the command it runs. ``query`` writes one JSON envelope on
+stdout, ``serve`` one per input line; each command's ``--help`` lists the exit codes it can return
+(:data:`EXIT_CODES`). Nothing private reaches stderr: a usage error names options, never the values given.
 """
 
 from __future__ import annotations
 
-import functools
+import argparse
+import gc
 import json
 import os
+import re
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import Any, NoReturn
 
-from ._version import PROVIDER_ID
-
-if TYPE_CHECKING:
-    import argparse
-    import re
-
-    from .errors import ProviderError
+from ._version import PROVIDER_ID, PROVIDER_VERSION
+from .admission.config import CONFIG_ENV, ProviderConfig, default_config_path, load_config
+from .digest import key_if_present
+from .errors import ConfigInvalid, DeadlineExceeded, InternalError, MalformedJson, ProviderError
+from .inputs import InputDeadline, NotRegularFile, bounded_lines, read_regular_file, read_until_deadline
 
 PROG = PROVIDER_ID
 #: stdin is read only up to this many bytes (+1 to detect oversize); see provider.contract.parse.
@@ -31,21 +32,17 @@ STDIN_BOUND = 64 * 1024
 
 
 def _db_path(args: argparse.Namespace) -> Path:
-    from .service import default_db_path
+    from .service import default_db_path  # the database's default place is the request path's: service
 
     return Path(args.db) if args.db else default_db_path(os.environ)
 
 
 def _config_path(args: argparse.Namespace) -> Path:
-    from .admission.config import default_config_path
-
     return Path(args.config) if args.config else default_config_path(os.environ)
 
 
 def _config_named(args: argparse.Namespace) -> bool:
     """True when the operator named the config (then a missing file is ``config_invalid``)."""
-    from .admission.config import CONFIG_ENV
-
     return bool(getattr(args, "config", None) or os.environ.get(CONFIG_ENV))
 
 
@@ -62,9 +59,6 @@ def _emit(document: Any) -> None:
 def _deadline_ms(args: argparse.Namespace) -> int:
     """The config's deadline for reading stdin (the default when the config cannot be read: ``answer`` then
     reports that config problem itself)."""
-    from .admission.config import ProviderConfig, load_config
-    from .errors import ConfigInvalid
-
     try:
         return load_config(_config_path(args), must_exist=_config_named(args)).deadline_ms
     except ConfigInvalid:
@@ -74,8 +68,6 @@ def _deadline_ms(args: argparse.Namespace) -> int:
 def _read_request(args: argparse.Namespace, started: float) -> bytes:
     """The request bytes, at most ``STDIN_BOUND + 1`` of them: a regular ``--request FILE``, or stdin
     (``--request -`` or no ``--request``) read only until the request's deadline."""
-    from .inputs import read_regular_file, read_until_deadline
-
     if args.request and args.request != "-":
         return read_regular_file(args.request, STDIN_BOUND)
     expires_at = started + _deadline_ms(args) / 1000.0
@@ -83,10 +75,6 @@ def _read_request(args: argparse.Namespace, started: float) -> bytes:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    import time
-
-    from .errors import DeadlineExceeded, InternalError, MalformedJson
-    from .inputs import InputDeadline, NotRegularFile
     from .service import answer, error_response
 
     started = time.monotonic()
@@ -111,8 +99,6 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """One envelope per input line, blank lines included (a caller pairing replies by position stays in step)."""
-    from .errors import MalformedJson
-    from .inputs import bounded_lines
     from .service import answer, error_response
 
     db, config, named = _db_path(args), _config_path(args), _config_named(args)
@@ -169,7 +155,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_check_schema(args: argparse.Namespace) -> int:
     from .commands.check_schema import check_schema_command
-    from .digest import key_if_present
 
     return check_schema_command(db_path=_db_path(args), fmt=args.format, snapshot_out=args.snapshot_out,
                                 out=sys.stdout, key=key_if_present(_config_path(args)))
@@ -177,7 +162,6 @@ def cmd_check_schema(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from .commands.demo import run_demo
-    from .errors import ProviderError
 
     try:
         return run_demo(Path(args.dir) if args.dir else None, out=sys.stdout)
@@ -194,11 +178,8 @@ def cmd_rotate_key(args: argparse.Namespace) -> int:
 def cmd_qualify_replay(args: argparse.Namespace) -> int:
     """``qualify --replay``: the scope's own history on the real index; 0 passed, 1 failed or
     insufficient_history, 2 usage or an unusable index/config (content-free messages)."""
-    import json
-
     from .commands.qualify.replay import run_replay, write_replay_reports
     from .commands.qualify.replay.report import scope_of
-    from .errors import ProviderError
 
     if not (args.agent_id and args.project_id and args.repository_id):
         sys.stderr.write(f"{PROG} qualify --replay: --agent-id, --project-id and --repository-id are required\n")
@@ -226,10 +207,11 @@ def cmd_qualify_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_qualify(args: argparse.Namespace) -> int:
-    from .commands.qualify import operator_scope, qualify_command
-
     if args.replay:
         return cmd_qualify_replay(args)
+    from .commands.qualify import operator_scope, qualify_command
+    from .progress import progress
+
     ids = (args.agent_id, args.project_id, args.repository_id)
     scope = None
     if any(ids) or args.source:
@@ -245,9 +227,6 @@ def cmd_qualify(args: argparse.Namespace) -> int:
     if args.work_dir and Path(args.work_dir).exists() and any(Path(args.work_dir).iterdir()):
         sys.stderr.write(f"{PROG} qualify: --work-dir must be a new or empty directory\n")
         return 2
-    from .errors import ProviderError
-    from .progress import progress
-
     with progress("qualifying (corpus, three arms per case)"):  # on a terminal only; quiet when piped
         try:
             return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope,
@@ -260,33 +239,21 @@ def cmd_qualify(args: argparse.Namespace) -> int:
 
 #: sysexits.h EX_USAGE: the command line itself was wrong (distinct from a rejected request's 2).
 EX_USAGE = 64
+#: What a usage error's value looks like (``invalid choice: 'x'``, ``invalid int value: 'x'``): the value given
+#: is dropped, the option's name kept.
+_GIVEN_VALUE = re.compile(r"(invalid [\w ]+?): ('[^']*'|\S+)")
 
 
-@functools.cache
-def _given_value() -> re.Pattern[str]:
-    """What a usage error's value looks like (``invalid choice: 'x'``, ``invalid int value: 'x'``): the value
-    given is dropped, the option's name kept. Compiled on the first usage error."""
-    import re
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on exit 64, nothing on stdout, and no argument value echoed to stderr."""
 
-    return re.compile(r"(invalid [\w ]+?): ('[^']*'|\S+)")
-
-
-@functools.cache
-def _parser_class() -> type[argparse.ArgumentParser]:
-    """argparse with usage errors on exit 64, nothing on stdout, and no argument value echoed to stderr
-    (defined on first use: a plain ``query`` does not import argparse, see :func:`_query_args`)."""
-    import argparse
-
-    class _Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> NoReturn:
-            if message.startswith("unrecognized arguments"):
-                message = "unrecognized arguments"
-            text = _given_value().sub(r"\1", message)
-            self.print_usage(sys.stderr)
-            sys.stderr.write(f"{self.prog}: error: {text}\n")
-            raise SystemExit(EX_USAGE)
-
-    return _Parser
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            message = "unrecognized arguments"
+        text = _GIVEN_VALUE.sub(r"\1", message)
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {text}\n")
+        raise SystemExit(EX_USAGE)
 
 
 #: The exit codes each command can return: its own ``--help`` lists its line and :data:`ANY_COMMAND`; the
@@ -343,22 +310,14 @@ EXAMPLES: dict[str, str] = {
 }
 
 
-def _parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The CLI's parser; with ``only``, just that command's (the others are not built: cold start)."""
-
-    def wanted(name: str) -> bool:
-        return only is None or name == only
-
-    import argparse
-
-    parser = _parser_class()(
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command (each command's ``func`` is its ``cmd_*`` function)."""
+    parser = _Parser(
         prog=PROG,
         description="Read-only, scoped, bounded historical evidence from an Obelisk session index "
                     "(RFC historical_evidence_*_v0).",
         epilog=EXIT_TABLE, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from ._version import PROVIDER_VERSION
-
     parser.add_argument("--version", action="version", version=f"{PROG} {PROVIDER_VERSION}",
                         help="print the provider version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -382,161 +341,118 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         if repository_required:
             p.add_argument("--repository-id", required=True, metavar="R", help=f"repository id {what}")
 
-    if wanted("query"):
-        q = command("query", "answer one historical_evidence_request_v0 (JSON on stdin or --request)")
-        common(q)
-        q.add_argument("--request", metavar="FILE", help="read the request from FILE (a regular file) instead of "
-                                                         "stdin; - means stdin")
-        q.set_defaults(func=cmd_query)
+    q = command("query", "answer one historical_evidence_request_v0 (JSON on stdin or --request)")
+    common(q)
+    q.add_argument("--request", metavar="FILE", help="read the request from FILE (a regular file) instead of "
+                                                     "stdin; - means stdin")
+    q.set_defaults(func=cmd_query)
 
-    if wanted("serve"):
-        s = command("serve", "answer one request per stdin line, one envelope per stdout line")
-        common(s)
-        s.add_argument("--stdio", action="store_true", required=True, help="line-delimited JSON over stdio")
-        s.set_defaults(func=cmd_serve)
+    s = command("serve", "answer one request per stdin line, one envelope per stdout line")
+    common(s)
+    s.add_argument("--stdio", action="store_true", required=True, help="line-delimited JSON over stdio")
+    s.set_defaults(func=cmd_serve)
 
-    if wanted("enable"):
-        e = command("enable", "enable one agent/project/repository scope (default-off until then)")
-        ids(e, repository_required=True, what="to enable")
-        e.add_argument("--source", action="append", required=True, metavar="S",
-                       help="Obelisk source the agent writes (claude, codex, kimi, pi, ...), checked against the "
-                            "index; repeatable")
-        e.add_argument("--root", action="append", required=True, metavar="DIR",
-                       help="repository root directory; repeatable")
-        e.add_argument("--stage", type=int, choices=(1, 2), default=1,
-                       help="1: operator_requested_history only; 2: also the replan triggers")
-        e.add_argument("--include-worktrees", action="store_true",
-                       help="also bind the git worktrees of each root")
-        e.add_argument("--qualification-report", metavar="FILE",
-                       help="passing qualification report (required for --stage 2)")
-        e.add_argument("--replace", action="store_true",
-                       help="replace an existing enablement of the same agent, project and repository")
-        e.add_argument("--allow-unknown-source", action="store_true",
-                       help="accept a --source the index does not know yet (an agent that has not run)")
-        e.add_argument("--accept-synthetic-qualification", action="store_true",
-                       help="accept a generated-corpus report (qualify --self-test); recorded in the config")
-        e.add_argument("--max-report-age-days", type=int, default=30, metavar="N",
-                       help="refuse a qualification report older than N days (default 30)")
-        e.add_argument("--allow-broad-root", action="store_true",
-                       help="accept a root that is the home directory or holds another git repository (never /); "
-                            "recorded in the config")
-        e.add_argument("--allow-shared-root", action="store_true",
-                       help="accept roots that overlap another enabled scope reading a common source; recorded in "
-                            "the config")
-        common(e)
-        e.set_defaults(func=cmd_enable)
+    e = command("enable", "enable one agent/project/repository scope (default-off until then)")
+    ids(e, repository_required=True, what="to enable")
+    e.add_argument("--source", action="append", required=True, metavar="S",
+                   help="Obelisk source the agent writes (claude, codex, kimi, pi, ...), checked against the "
+                        "index; repeatable")
+    e.add_argument("--root", action="append", required=True, metavar="DIR",
+                   help="repository root directory; repeatable")
+    e.add_argument("--stage", type=int, choices=(1, 2), default=1,
+                   help="1: operator_requested_history only; 2: also the replan triggers")
+    e.add_argument("--include-worktrees", action="store_true",
+                   help="also bind the git worktrees of each root")
+    e.add_argument("--qualification-report", metavar="FILE",
+                   help="passing qualification report (required for --stage 2)")
+    e.add_argument("--replace", action="store_true",
+                   help="replace an existing enablement of the same agent, project and repository")
+    e.add_argument("--allow-unknown-source", action="store_true",
+                   help="accept a --source the index does not know yet (an agent that has not run)")
+    e.add_argument("--accept-synthetic-qualification", action="store_true",
+                   help="accept a generated-corpus report (qualify --self-test); recorded in the config")
+    e.add_argument("--max-report-age-days", type=int, default=30, metavar="N",
+                   help="refuse a qualification report older than N days (default 30)")
+    e.add_argument("--allow-broad-root", action="store_true",
+                   help="accept a root that is the home directory or holds another git repository (never /); "
+                        "recorded in the config")
+    e.add_argument("--allow-shared-root", action="store_true",
+                   help="accept roots that overlap another enabled scope reading a common source; recorded in "
+                        "the config")
+    common(e)
+    e.set_defaults(func=cmd_enable)
 
-    if wanted("disable"):
-        d = command("disable", "remove an enablement (never touches Obelisk's data)")
-        ids(d, repository_required=False, what="to disable")
-        d.add_argument("--repository-id", metavar="R", help="disable only this repository (default: every "
-                                                            "repository of the agent and project, listed)")
-        common(d, db=False)
-        d.set_defaults(func=cmd_disable)
+    d = command("disable", "remove an enablement (never touches Obelisk's data)")
+    ids(d, repository_required=False, what="to disable")
+    d.add_argument("--repository-id", metavar="R", help="disable only this repository (default: every "
+                                                        "repository of the agent and project, listed)")
+    common(d, db=False)
+    d.set_defaults(func=cmd_disable)
 
-    if wanted("status"):
-        st = command("status", "versions, database, schema verdict, freshness, ceilings, enabled scopes")
-        common(st)
-        st.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text (local operator, plain paths) or json (content-free, no path); default text")
-        st.set_defaults(func=cmd_status)
+    st = command("status", "versions, database, schema verdict, freshness, ceilings, enabled scopes")
+    common(st)
+    st.add_argument("--format", choices=("text", "json"), default="text",
+                    help="text (local operator, plain paths) or json (content-free, no path); default text")
+    st.set_defaults(func=cmd_status)
 
-    if wanted("check-schema"):
-        cs = command("check-schema", "compare the live schema with the pinned snapshots")
-        cs.add_argument("--db", metavar="PATH",
-                        help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
-        cs.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text (may show the database path) or json (the path's keyed digest instead, null "
-                             "without the install's digest key); default text")
-        cs.add_argument("--config", metavar="PATH",
-                        help="provider config whose digest key (digest.key beside it) keys db_digest (default: "
-                             "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); need not exist")
-        cs.add_argument("--snapshot-out", metavar="FILE", help="capture the live schema as a new snapshot file "
-                                                               "(maintainers)")
-        cs.set_defaults(func=cmd_check_schema)
+    cs = command("check-schema", "compare the live schema with the pinned snapshots")
+    cs.add_argument("--db", metavar="PATH",
+                    help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
+    cs.add_argument("--format", choices=("text", "json"), default="text",
+                    help="text (may show the database path) or json (the path's keyed digest instead, null "
+                         "without the install's digest key); default text")
+    cs.add_argument("--config", metavar="PATH",
+                    help="provider config whose digest key (digest.key beside it) keys db_digest (default: "
+                         "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); need not exist")
+    cs.add_argument("--snapshot-out", metavar="FILE", help="capture the live schema as a new snapshot file "
+                                                           "(maintainers)")
+    cs.set_defaults(func=cmd_check_schema)
 
-    if wanted("schema"):
-        sc = command("schema", "print the JSON Schema of every contract type")
-        sc.set_defaults(func=cmd_schema)
+    sc = command("schema", "print the JSON Schema of every contract type")
+    sc.set_defaults(func=cmd_schema)
 
-    if wanted("qualify"):
-        ql = command("qualify", "Stage 0 qualification: --replay on the scope's own history, or --self-test on a "
-                                "generated matched corpus (the default); writes reports")
-        mode = ql.add_mutually_exclusive_group()
-        mode.add_argument("--replay", action="store_true",
-                          help="replay the enabled scope's own repeat pairs against the index (--db, --config)")
-        mode.add_argument("--self-test", action="store_true", help="the generated-corpus qualification (default)")
-        common(ql)
-        ql.add_argument("--out", metavar="DIR", default="qualification",
-                        help="report folder (default: ./qualification)")
-        ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout (default json)")
-        ql.add_argument("--agent-id", metavar="A",
-                        help="qualify this scope (with --project-id, --repository-id, --source)")
-        ql.add_argument("--project-id", metavar="P", help="project id of the scope to qualify")
-        ql.add_argument("--repository-id", metavar="R", help="repository id of the scope to qualify")
-        ql.add_argument("--source", action="append", metavar="S", help="claude or codex; repeatable")
-        ql.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
-        ql.add_argument("--extra-sessions", type=int, default=24, metavar="N",
-                        help="filler sessions added to the corpus as distractors (default 24)")
-        ql.add_argument("--subprocess-cases", type=int, default=3, metavar="N",
-                        help="cases re-run through a real `query` subprocess per scope (default 3)")
-        ql.add_argument("--work-dir", metavar="DIR", help="build the corpus here and keep it (default: a temp dir)")
-        ql.set_defaults(func=cmd_qualify)
+    ql = command("qualify", "Stage 0 qualification: --replay on the scope's own history, or --self-test on a "
+                            "generated matched corpus (the default); writes reports")
+    mode = ql.add_mutually_exclusive_group()
+    mode.add_argument("--replay", action="store_true",
+                      help="replay the enabled scope's own repeat pairs against the index (--db, --config)")
+    mode.add_argument("--self-test", action="store_true", help="the generated-corpus qualification (default)")
+    common(ql)
+    ql.add_argument("--out", metavar="DIR", default="qualification",
+                    help="report folder (default: ./qualification)")
+    ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout (default json)")
+    ql.add_argument("--agent-id", metavar="A",
+                    help="qualify this scope (with --project-id, --repository-id, --source)")
+    ql.add_argument("--project-id", metavar="P", help="project id of the scope to qualify")
+    ql.add_argument("--repository-id", metavar="R", help="repository id of the scope to qualify")
+    ql.add_argument("--source", action="append", metavar="S", help="claude or codex; repeatable")
+    ql.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
+    ql.add_argument("--extra-sessions", type=int, default=24, metavar="N",
+                    help="filler sessions added to the corpus as distractors (default 24)")
+    ql.add_argument("--subprocess-cases", type=int, default=3, metavar="N",
+                    help="cases re-run through a real `query` subprocess per scope (default 3)")
+    ql.add_argument("--work-dir", metavar="DIR", help="build the corpus here and keep it (default: a temp dir)")
+    ql.set_defaults(func=cmd_qualify)
 
-    if wanted("demo"):
-        dm = command("demo", "build a demo index and config, enable both demo repositories, run representative "
-                             "requests, write a sample request")
-        dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")
-        dm.set_defaults(func=cmd_demo)
+    dm = command("demo", "build a demo index and config, enable both demo repositories, run representative "
+                         "requests, write a sample request")
+    dm.add_argument("--dir", metavar="DIR", help="demo folder (default: ./demo-index)")
+    dm.set_defaults(func=cmd_demo)
 
-    if wanted("rotate-key"):
-        rk = command("rotate-key", "replace the install's digest key; re-make the keyed digests the config stores "
-                                   "(receipts' digests change)")
-        rk.add_argument("--config", metavar="PATH",
-                        help="provider config whose digest key (digest.key beside it) is replaced (default: "
-                             "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); a named config "
-                             "must exist")
-        rk.set_defaults(func=cmd_rotate_key)
+    rk = command("rotate-key", "replace the install's digest key; re-make the keyed digests the config stores "
+                               "(receipts' digests change)")
+    rk.add_argument("--config", metavar="PATH",
+                    help="provider config whose digest key (digest.key beside it) is replaced (default: "
+                         "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); a named config "
+                         "must exist")
+    rk.set_defaults(func=cmd_rotate_key)
     return parser
 
 
-#: The options of ``query``, each taking one value.
-_QUERY_OPTIONS = ("--db", "--config", "--request")
-
-
-def _query_args(argv: Sequence[str]) -> argparse.Namespace | None:
-    """A ``query`` command line read without argparse (its import and parser cost several ms of every cold
-    start), when it holds only ``--db``, ``--config`` and ``--request``, each at most once, as ``--name VALUE``
-    (a value that does not start with ``-``, or is ``-`` itself) or ``--name=VALUE``: then exactly the
-    namespace argparse gives for it (``tests/test_cli.py`` compares the two). None for any other command line,
-    which argparse reads (with its abbreviations, help and usage errors)."""
-    if not argv or argv[0] != "query":
-        return None
-    values: dict[str, str] = {}
-    at = 1
-    while at < len(argv):
-        name, equals, value = argv[at].partition("=")
-        if name not in _QUERY_OPTIONS or name in values:
-            return None
-        if not equals:
-            at += 1
-            if at == len(argv) or (argv[at].startswith("-") and argv[at] != "-"):
-                return None
-            value = argv[at]
-        values[name] = value
-        at += 1
-    from types import SimpleNamespace
-
-    return cast("argparse.Namespace", SimpleNamespace(command="query", db=values.get("--db"),
-                                                      config=values.get("--config"),
-                                                      request=values.get("--request"), func=cmd_query))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command line (``sys.argv[1:]`` by default) and return its exit code."""
     try:
-        args_list = sys.argv[1:] if argv is None else list(argv)
-        first = args_list[0] if args_list else None
-        args = _query_args(args_list) or _parser(first if first in EXAMPLES else None).parse_args(args_list)
+        args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
         code: int = args.func(args)
     except BrokenPipeError:  # the reader went away (e.g. `| head`): nothing more to say, and no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -547,17 +463,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> int:
-    """The process entry point (the console script and ``python -m``): :func:`main`, and for a one-shot
-    ``query`` no cyclic garbage collection. Such a process answers one request, bounded by the provider's
-    ceilings, and ends: the collector's passes over every module's objects while it answers, and the
-    interpreter's final collection at exit, cost it about 7 ms of a 93 ms cold request (the installed wheel on
-    ``tools/bench``'s 100k index, small scope, common term, medians of 21) and free nothing the process still
-    needs. Peak RSS stays as it was (33.5 and 33.6 MB at 1M messages, large scope, common term): reference
-    counting frees nearly everything as before. ``gc.freeze`` keeps the final collection from walking what is
-    left; it skips no ``atexit`` handler and no flush, and a ``query`` writes no file. Callers of :func:`main` in
-    process keep the collector as it was."""
-    import gc
-
+    """The process entry point (the console script and ``python -m``): :func:`main`, with no cyclic garbage
+    collection for a one-shot ``query``. Such a process answers one bounded request and ends; reference
+    counting frees what it drops, so the collector's passes and its final collection at exit (``gc.freeze``
+    keeps that from walking what is left) would only cost time. Callers of :func:`main` keep the collector."""
     argv = sys.argv[1:]
     one_shot = argv[:1] == ["query"]
     if one_shot:

@@ -28,10 +28,13 @@ import json
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 from .errors import ConfigInvalid
+from .inputs import private_problem
+from .outputs import write_file_in
 
 KEY_FILE: Final = "digest.key"
 KEY_BYTES: Final = 32
@@ -57,33 +60,11 @@ def content_digest(value: Any) -> str:
     return bytes_digest(canonical_json(value))
 
 
+@dataclass(frozen=True, slots=True)
 class DigestKey:
-    """The per-install key of the public digests: immutable, equal by its secret, which its repr never shows.
+    """The per-install key of the public digests: immutable, equal by its secret, which its repr never shows."""
 
-    A plain class (not a dataclass: a cold ``query`` imports no ``dataclasses``)."""
-
-    __slots__ = ("secret",)
-    secret: bytes
-
-    def __init__(self, secret: bytes) -> None:
-        object.__setattr__(self, "secret", secret)
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __repr__(self) -> str:
-        return "DigestKey()"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not DigestKey:
-            return NotImplemented
-        return self.secret == other.secret
-
-    def __hash__(self) -> int:
-        return hash((self.secret,))
+    secret: bytes = field(repr=False)
 
     def of(self, value: Any) -> str:
         """``hmac-sha256:<hex>`` of a value's canonical JSON."""
@@ -120,8 +101,6 @@ def load_key(config_path: Path) -> DigestKey:
     """The install's key; ``ConfigInvalid`` (with a fix) when it is missing, unreadable, malformed, or not private
     (the config's check, :func:`provider.inputs.private_problem`: owned by another user, or readable or writable
     by anyone else; its directory writable by anyone else)."""
-    from .inputs import private_problem
-
     path = key_path(config_path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -164,7 +143,7 @@ def key_if_present(config_path: Path) -> DigestKey | None:
 
 def new_secret() -> bytes:
     """A fresh key's secret (``enable``'s first key, ``rotate-key``'s next one)."""
-    import secrets  # only the config writers make a key (cold start)
+    import secrets  # it loads random and base64: only the config writers make a key
 
     return secrets.token_bytes(KEY_BYTES)
 
@@ -173,8 +152,6 @@ def write_key(config_path: Path, secret: bytes, *, replace: bool) -> None:
     """Write ``secret`` as the install's key: a new 0600 file created exclusively, fsynced, then given the name
     (``provider/outputs.py``); with ``replace`` over the old key, else only where there is none
     (``FileExistsError``). A link or a non-regular file at the name is ``UnsafeWriteTarget``."""
-    from .outputs import write_file_in
-
     path = key_path(config_path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     write_file_in(path.parent, path.name, (secret.hex() + "\n").encode("ascii"), role="the digest key file",

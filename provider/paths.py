@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from typing import NoReturn
+from dataclasses import dataclass, field
 
 
 def lexical(path: str | None) -> str | None:
@@ -114,41 +114,18 @@ def strip_roots(text: str, roots: Iterable[str]) -> str:
     return _PATH_TOKEN.sub(lambda m: _shown(m.group(0), bases), text)
 
 
+@dataclass(frozen=True, slots=True)
 class Roots:
     """A scope's roots: the spellings bound for the lexical SQL prefilter and that decide a recorded path first,
     and the real paths that decide a path recorded under no spelling.
 
-    ``contains`` resolves a recorded path once per instance (one instance serves one request). Immutable;
-    equality, hash and repr are those of the two path tuples (what was resolved is in none of them). A plain
-    class, not a dataclass: a cold ``query`` imports no ``dataclasses``.
+    ``contains`` resolves a recorded path once per instance (one instance serves one request); equality, hash
+    and repr are those of the two path tuples (what was resolved is in none of them).
     """
 
-    __slots__ = ("_seen", "real_paths", "spellings")
     spellings: tuple[str, ...]
     real_paths: tuple[str, ...]
-    _seen: dict[str, bool]
-
-    def __init__(self, spellings: tuple[str, ...], real_paths: tuple[str, ...]) -> None:
-        object.__setattr__(self, "spellings", spellings)
-        object.__setattr__(self, "real_paths", real_paths)
-        object.__setattr__(self, "_seen", {})
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __repr__(self) -> str:
-        return f"Roots(spellings={self.spellings!r}, real_paths={self.real_paths!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Roots:
-            return NotImplemented
-        return (self.spellings, self.real_paths) == (other.spellings, other.real_paths)
-
-    def __hash__(self) -> int:
-        return hash((self.spellings, self.real_paths))
+    _seen: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, given: Iterable[str], stored_real: Iterable[str] = ()) -> Roots:

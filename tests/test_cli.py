@@ -8,8 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from tests.conftest import make_request, run_cli, scope_entry, write_config
 
@@ -129,12 +127,12 @@ def test_python_m_and_console_script_agree(isolated_env: dict[str, str]) -> None
 def test_every_command_and_option_is_documented() -> None:
     """The README names every command (its table sends the reader to ``COMMAND --help``); that help describes
     every option."""
-    from obelisk_session_evidence.cli import _parser
+    from obelisk_session_evidence.cli import build_parser
 
     from tests.conftest import REPO
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    parser = _parser()
+    parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     for name, subparser in sub.choices.items():  # type: ignore[union-attr]
         assert f"`{name}" in readme, name
@@ -168,62 +166,6 @@ def test_request_id_is_bounded_before_it_reaches_the_receipt(fixture_db: tuple[P
         assert result.code == 2 and doc["outcome"] == "rejected" and doc["receipt"] is None
         assert doc["error"] == {"code": "invalid_request", "retryable": False,
                                 "detail": "field request_id is missing or has the wrong type or value"}
-
-
-def _argparse_reading(argv: list[str]) -> dict[str, object] | None:
-    """What argparse makes of ``argv`` (the namespace's fields), or None when it refuses it (a usage error)."""
-    import contextlib
-    import io
-
-    from obelisk_session_evidence.cli import _parser
-
-    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            return vars(_parser("query").parse_args(argv))
-        except SystemExit:
-            return None
-
-
-QUERY_ARGV = [
-    ["query"], ["query", "--db", "a.sqlite"], ["query", "--db=a.sqlite", "--config=c.json", "--request=-"],
-    ["query", "--request", "-", "--config", "c.json", "--db", "/x y/a b"], ["query", "--db", ""],
-    ["query", "--db="], ["query", "--db=-x", "--config", "=c"], ["query", "--request", "r=1.json"],
-    # argparse's own: abbreviations, repeats, values that look like options, help, a missing value, strays
-    ["query", "--d", "a"], ["query", "--conf=c"], ["query", "--db", "a", "--db", "b"], ["query", "--db", "-x"],
-    ["query", "--db", "-1"], ["query", "--db", "--config"], ["query", "--db"], ["query", "-h"],
-    ["query", "--", "--db", "a"], ["query", "stray"], ["query", "--db", "a", "stray"], ["query", "--stdio"],
-    ["query", "--version"], ["serve", "--stdio"], ["--version"], [],
-]
-
-
-@pytest.mark.parametrize("argv", QUERY_ARGV)
-def test_query_fast_path_reads_what_argparse_reads(argv: list[str]) -> None:
-    """``query`` is read without argparse (cold start) only where the reading is argparse's own; every other
-    command line is left to argparse."""
-    from obelisk_session_evidence.cli import _query_args
-
-    fast = _query_args(argv)
-    if fast is not None:
-        assert vars(fast) == _argparse_reading(argv)
-
-
-def test_query_fast_path_takes_the_plain_forms() -> None:
-    from obelisk_session_evidence.cli import _query_args
-
-    taken = [argv for argv in QUERY_ARGV if _query_args(argv) is not None]
-    assert taken == QUERY_ARGV[:8]
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(["--db", "--config", "--request", "--d", "--db=", "--request=-", "-", "--", "-x",
-                                 "", "a", "a=b", "-1", "--db=x", "query", "-h"]), max_size=7))
-def test_query_fast_path_agrees_with_argparse_on_generated_command_lines(rest: list[str]) -> None:
-    from obelisk_session_evidence.cli import _query_args
-
-    argv = ["query", *rest]
-    fast = _query_args(argv)
-    if fast is not None:
-        assert vars(fast) == _argparse_reading(argv)
 
 
 def test_serve_answers_a_blank_line_so_replies_stay_paired(tmp_path: Path, isolated_env: dict[str, str]) -> None:

@@ -1,7 +1,7 @@
-"""Cold start of ``query``: what a fresh process imports, counted with ``python -X importtime``.
+"""What a ``query`` process loads: its own path, not the other commands' modules (checked in fresh interpreters).
 
-No timing is asserted (the machine is shared and noisy): the test counts the modules a real ``query``
-subprocess loads and asserts that the ones only other commands need are absent.
+The CLI imports a command's modules only when that command runs (``provider/cli.py``). No timing is asserted
+here (the machine is shared and noisy): ``tools/bench_cold.py`` measures the cold start against ``python -c pass``.
 """
 
 from __future__ import annotations
@@ -14,26 +14,26 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from obelisk_session_evidence.cli import EXAMPLES
 
 from tests.conftest import CLI, REPO, make_request, scope_entry, write_config
 
-#: Generous: about 140 modules load today (with pydantic on the path it was about 280, with the query path's
-#: dataclasses, argparse and importlib.resources about 195).
-MODULE_BUDGET = 170
-#: Modules only other commands need: the SQL verifier, the operator's check-schema, the fixture builder,
-#: qualification, the retry library (loaded only when a read has to be retried), pydantic (the contract of
-#: record, for ``schema`` and the tests; the request path validates with ``contract.wire``), and the process
-#: module (a request with a revision runs git; this one has none). And modules the query path does without:
-#: ``dataclasses`` (and the ``inspect`` it pulls in: the query path's values are NamedTuples and plain
-#: classes), ``importlib.resources`` (and ``tempfile``, ``random``, ``zipfile``: the package data is found by
-#: the data subpackage's own folder), ``argparse`` (and ``shutil``, which its help formatter imports: a plain
-#: ``query`` command line is read without it), ``datetime`` (the recency bound is formatted with ``time``) and
-#: ``threading`` (the schema-verdict cache's lock comes from ``_thread``).
-FORBIDDEN = ("sqlglot", "obelisk_session_evidence.commands.check_schema", "obelisk_session_evidence.fixtures",
-             "obelisk_session_evidence.commands.qualify", "tenacity", "pydantic", "pydantic_core",
-             "obelisk_session_evidence.contract.models", "subprocess", "dataclasses", "inspect",
-             "importlib.resources", "tempfile", "random", "zipfile", "argparse", "shutil", "datetime",
-             "threading")
+#: What only other commands, the maintainers' tools or another request need: the operator commands, the fixture
+#: builder and the evaluation, the contract of record and pydantic (``schema``; the request path validates with
+#: ``contract.wire``), the template verifier and sqlglot (a template the shipped manifest does not list), and
+#: matplotlib (the replay report's chart).
+NOT_FOR_QUERY = ("obelisk_session_evidence.commands", "obelisk_session_evidence.fixtures",
+                 "obelisk_session_evidence.evaluation", "obelisk_session_evidence.contract.models",
+                 "obelisk_session_evidence.templates.verify", "pydantic", "pydantic_core", "sqlglot", "matplotlib")
+#: The modules of the commands themselves and of the request path: parsing a command line loads none of them.
+COMMAND_MODULES = ("obelisk_session_evidence.service", "obelisk_session_evidence.commands",
+                   "obelisk_session_evidence.contract.models", "obelisk_session_evidence.retrieval",
+                   "obelisk_session_evidence.index", "obelisk_session_evidence.templates", "pydantic", "sqlglot",
+                   "apsw")
+
+
+def _within(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
 
 
 def imported_modules(stderr: str) -> list[str]:
@@ -117,13 +117,41 @@ def test_query_compiles_no_expression_of_another_path(cold_query: ColdQuery) -> 
 
 def test_query_imports_none_of_the_other_commands_modules(query_imports: list[str]) -> None:
     assert "obelisk_session_evidence.service" in query_imports  # the parse saw the real request path
-    loaded = [name for name in query_imports
-              if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)]
-    assert loaded == []
+    assert [name for name in query_imports if _within(name, NOT_FOR_QUERY)] == []
 
 
-def test_query_module_count_stays_within_budget(query_imports: list[str]) -> None:
-    assert 50 < len(query_imports) <= MODULE_BUDGET
+#: Run in a fresh interpreter: every command's ``--help`` and ``--version``, then the modules loaded so far.
+_HELP_CHECK = """
+import contextlib, io, json, sys
+from obelisk_session_evidence import cli
+codes = []
+for argv in [["--version"], ["--help"], *([name, "--help"] for name in cli.EXAMPLES)]:
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            cli.main(argv)
+        except SystemExit as exc:
+            codes.append(exc.code)
+print(json.dumps({"codes": codes, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_parsing_a_command_line_imports_no_command(cold_query: ColdQuery) -> None:
+    """The parser, every command's help and the version come from ``cli.py`` alone: no command's modules."""
+    report = json.loads(_fresh_interpreter(_HELP_CHECK, [], cold_query))
+    assert report["codes"] == [0] * (2 + len(EXAMPLES))
+    assert [name for name in report["modules"] if _within(name, COMMAND_MODULES)] == []
+
+
+def test_a_command_imports_its_own_modules_only(cold_query: ColdQuery) -> None:
+    """``schema`` loads the contract of record (pydantic) and nothing of the request path or the other commands."""
+    code = ("import contextlib, io, json, sys\nfrom obelisk_session_evidence import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    code = cli.main(['schema'])\n"
+            "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))")
+    report = json.loads(_fresh_interpreter(code, [], cold_query))
+    assert report["code"] == 0 and "obelisk_session_evidence.contract.models" in report["modules"]
+    others = ("obelisk_session_evidence.service", "obelisk_session_evidence.commands",
+              "obelisk_session_evidence.retrieval", "obelisk_session_evidence.index", "sqlglot", "apsw")
+    assert [name for name in report["modules"] if _within(name, others)] == []
 
 
 def test_importtime_parser_reads_nested_names() -> None:

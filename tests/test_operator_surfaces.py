@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from obelisk_session_evidence._version import PROVIDER_VERSION
-from obelisk_session_evidence.cli import EXAMPLES, _parser
+from obelisk_session_evidence.cli import EXAMPLES, build_parser
 from obelisk_session_evidence.service import answer
 
 from tests.conftest import make_request, run_cli, scope_entry, write_config
@@ -21,7 +21,7 @@ def test_version(isolated_env: dict[str, str]) -> None:
 
 
 def test_every_option_has_help_and_every_command_an_example(isolated_env: dict[str, str]) -> None:
-    parser = _parser()
+    parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert set(sub.choices) == set(EXAMPLES)  # type: ignore[arg-type]
     for name, subparser in sub.choices.items():  # type: ignore[union-attr]

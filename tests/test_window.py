@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from obelisk_session_evidence.admission.window import commit_time
+from obelisk_session_evidence.admission.admit import AdmittedRequest, admit
+from obelisk_session_evidence.admission.config import EnabledScope, ProviderConfig
+from obelisk_session_evidence.admission.window import commit_time, since_for
+from obelisk_session_evidence.contract.parse import parse_request
 from obelisk_session_evidence.fixtures.builder import build_fixture
 from obelisk_session_evidence.service import answer
 
@@ -106,16 +107,44 @@ def test_each_revision_guard_holds_alone(git_repo: Path, tmp_path: Path, monkeyp
     assert not out.exists()
 
 
-@settings(max_examples=2000, deadline=None)
-@given(st.one_of(st.floats(min_value=-3.3e9, max_value=4.2e9, allow_nan=False),
-                 st.integers(min_value=-3_300_000_000, max_value=4_200_000_000).flatmap(
-                     lambda s: st.sampled_from([s + 0.9999994, s + 0.9999995, s + 0.9999996, s + 5e-7, s - 5e-7,
-                                                s + 0.5, float(s)]))))
-def test_window_bound_is_the_second_datetime_gives(epoch_s: float) -> None:
-    """The lower bound is formatted without ``datetime`` (cold start), to the same second
-    ``datetime.fromtimestamp`` rounds to (every recency and slack setting stays inside this range)."""
-    from datetime import UTC, datetime
+def _admitted(root: str, revision: dict[str, str] | None = None) -> tuple[AdmittedRequest, EnabledScope]:
+    scope = EnabledScope(agent_id="claude-main", project_id="acme", repository_id="acme-api", sources=("claude",),
+                         roots=(root,))
+    extra = {"revision": revision} if revision else {}
+    request = parse_request(json.dumps(make_request(**extra)).encode())
+    return admit(request, ProviderConfig(scopes=(scope,))), scope
 
-    from obelisk_session_evidence.admission.window import _iso
 
-    assert _iso(epoch_s) == datetime.fromtimestamp(epoch_s, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+@pytest.mark.parametrize(("recency_days", "now_s", "since"), [
+    (1, 86400 + 0.9999996, "1970-01-01T00:00:01.000Z"),  # rounded to microseconds first: the next second
+    (1, 86400 + 0.9999994, "1970-01-01T00:00:00.000Z"),
+    (1, 86400 - 0.5, "1969-12-31T23:59:59.000Z"),  # before the epoch: the second below
+    (1, 86400 - 5e-7, "1969-12-31T23:59:59.000Z"),
+    (7, 1791633600.9999996 + 7 * 86400, "2026-10-10T12:00:01.000Z"),
+    (7, 1791633600.9999994 + 7 * 86400, "2026-10-10T12:00:00.000Z"),
+    (365, 1791633600.0, "2025-10-10T12:00:00.000Z"),
+    (36500, 1791633600.5, "1926-11-04T12:00:00.000Z"),  # the longest recency window a config may set
+])
+def test_recency_bound_is_the_rounded_utc_second(recency_days: int, now_s: float, since: str) -> None:
+    """The bound is the UTC second of ``now - recency``, its fraction rounded to microseconds first (each
+    expected value is the one the provider gave before it formatted the bound with ``datetime``)."""
+    admitted, scope = _admitted("/nonexistent")
+    config = ProviderConfig(recency_days=recency_days, scopes=(scope,))
+    assert since_for(admitted, config, now_s) == since
+
+
+@pytest.mark.parametrize("seconds", ["300000000000", "99999999999999999999999"])
+def test_a_commit_dated_past_year_9999_falls_back_to_recency(seconds: str, git_repo: Path) -> None:
+    """git resolves a revision whatever date its commit object holds; one no ISO-8601 second can name gives no
+    bound (never an error): the recency window applies, as for an unresolvable revision."""
+    def git(*args: str, stdin: bytes | None = None) -> str:
+        return subprocess.run(["git", "-C", str(git_repo), *args], input=stdin, capture_output=True,
+                              check=True).stdout.decode().strip()
+
+    tree = git("hash-object", "-t", "tree", "-w", "--stdin", stdin=b"")
+    person = f"t <t@example.invalid> {seconds} +0000"
+    body = f"tree {tree}\nauthor {person}\ncommitter {person}\n\nfar\n".encode()
+    git("update-ref", "HEAD", git("hash-object", "-t", "commit", "-w", "--literally", "--stdin", stdin=body))
+    admitted, scope = _admitted(str(git_repo), {"current": "HEAD"})
+    assert commit_time(str(git_repo), "HEAD") == float(seconds)
+    assert since_for(admitted, ProviderConfig(recency_days=1, scopes=(scope,)), 86400.0) == "1970-01-01T00:00:00.000Z"

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from .._version import PROVIDER_ID
+from ..contract.parse import DuplicateKey, object_without_duplicates
 from ..digest import ensure_key
 from ..errors import ConfigInvalid
+from ..inputs import NotRegularFile, open_regular, private_problem, read_fd
+from ..outputs import write_file_in
 from ..paths import Roots
 
 CONFIG_ENV = "OBELISK_SESSION_EVIDENCE_CONFIG"
@@ -222,7 +225,7 @@ def default_config_path(env: Mapping[str, str]) -> Path:
     override = env.get(CONFIG_ENV)
     if override:
         return Path(override)
-    from platformdirs import user_config_dir  # imported lazily: only when no override is given
+    from platformdirs import user_config_dir  # heavy (it loads tempfile): only when no config is named
 
     return Path(user_config_dir(APP_NAME)) / "config.json"
 
@@ -237,9 +240,6 @@ def load_config(path: Path, *, must_exist: bool = False) -> ProviderConfig:
     file", "the config directory"), never by its path: they reach the response envelope (``status`` shows the
     path to the local operator).
     """
-    from ..contract.parse import DuplicateKey, object_without_duplicates
-    from ..inputs import NotRegularFile, open_regular, private_problem, read_fd
-
     try:
         fd, st = open_regular(path)
     except FileNotFoundError:
@@ -282,7 +282,5 @@ def save_config(path: Path, config: ProviderConfig) -> None:
 
 def write_config_file(path: Path, config: ProviderConfig) -> None:
     """Write the config file alone, atomically, mode 0600, never through a link (``provider/outputs.py``)."""
-    from ..outputs import write_file_in  # only the config writers write (cold start)
-
     data = json.dumps(config_to_json(config), indent=2, sort_keys=True) + "\n"
     write_file_in(path.parent, path.name, data.encode("utf-8"), role="the config file", mode=0o600)

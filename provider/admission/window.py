@@ -8,14 +8,15 @@ output or errors is ever echoed.
 from __future__ import annotations
 
 import functools
-import math
 import re
-import time
+from datetime import UTC, datetime
 
 from .admit import AdmittedRequest
 from .config import ProviderConfig
 
 _GIT_TIMEOUT_S = 1.0
+#: The bound's format: the second, as the index's ISO-8601 timestamps compare with it.
+_ISO_SECOND = "%Y-%m-%dT%H:%M:%S.000Z"
 
 
 @functools.cache
@@ -25,23 +26,16 @@ def _rev_pattern() -> re.Pattern[str]:
 
 
 def _iso(epoch_s: float) -> str:
-    """The UTC second of ``epoch_s`` as ``YYYY-MM-DDTHH:MM:SS.000Z``: the second ``datetime.fromtimestamp``
-    gives (the fraction rounded half-even to microseconds first, so 0.9999996 s is the next second), taken with
-    ``time.gmtime`` (``datetime`` is not imported: cold start)."""
-    fraction, whole = math.modf(epoch_s)
-    micro = round(fraction * 1e6)
-    if micro >= 1_000_000:
-        whole += 1
-    elif micro < 0:
-        whole -= 1
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(whole))
+    """The UTC second of ``epoch_s`` (rounded to microseconds first, so 0.9999996 s is the next second);
+    ``ValueError``, ``OverflowError`` or ``OSError`` past the year 9999."""
+    return datetime.fromtimestamp(epoch_s, tz=UTC).strftime(_ISO_SECOND)
 
 
 def commit_time(root: str, revision: str) -> float | None:
     """Committer time of ``revision`` in the repository at ``root``, or None when it cannot be resolved."""
     if not _rev_pattern().match(revision) or ".." in revision:
         return None
-    import subprocess  # only a request with a revision runs git (cold start)
+    import subprocess  # heavy (signal, selectors, threading): only a request with a revision runs git
 
     try:
         done = subprocess.run(
@@ -57,12 +51,17 @@ def commit_time(root: str, revision: str) -> float | None:
 
 
 def since_for(admitted: AdmittedRequest, config: ProviderConfig, now_s: float) -> str:
-    """ISO-8601 lower bound on session activity for this request."""
+    """ISO-8601 lower bound on session activity for this request. A commit dated past the year 9999 (git
+    takes any date a repository holds) gives no bound: the recency window applies, as for an unresolvable
+    revision."""
     revision = admitted.request.revision
     if revision is not None:
         wanted = revision.merge_base or revision.current
         for root in admitted.scope.roots:
             when = commit_time(root, wanted)
             if when is not None:
-                return _iso(when - config.revision_slack_days * 86400)
+                try:
+                    return _iso(when - config.revision_slack_days * 86400)
+                except (ValueError, OverflowError, OSError):
+                    continue
     return _iso(now_s - config.recency_days * 86400)

@@ -20,10 +20,10 @@ folded item (as before) and the final pass's for the texts it ran on.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from ..contract.parse import MAX_REQUEST_BYTES
 from ..contract.wire import EvidenceItem, Limits
@@ -45,10 +45,11 @@ ITEM_FRAME_BYTES = 160
 ENVELOPE_FRAME_BYTES = 64 * 1024
 
 #: A control (C0, DEL, C1), bidi or zero-width format character, a line or paragraph separator, a surrogate.
-_UNFIT_REF = r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]"
-_ISO_TIME = (r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
-             r"(?:[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::(?:[0-5][0-9]|60)(?:[.,][0-9]{1,9})?)?"
-             r"(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])?)?")
+_UNFIT_REF = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                        r"\ud800-\udfff]")
+_ISO_TIME = re.compile(r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+                       r"(?:[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::(?:[0-5][0-9]|60)(?:[.,][0-9]{1,9})?)?"
+                       r"(?:Z|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])?)?")
 
 
 def envelope_ceiling(limits: Limits) -> int:
@@ -60,15 +61,10 @@ def envelope_ceiling(limits: Limits) -> int:
             + ENVELOPE_FRAME_BYTES)
 
 
-@functools.cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 def bounded_ref(value: str | None) -> tuple[str | None, Counter[str]]:
     """A ref as it may be shown: redacted, or None (withheld) when over ``REF_CEILING`` characters before or
     after redaction, or holding a control or format character. Never cut."""
-    if value is None or len(value) > REF_CEILING or _compiled(_UNFIT_REF).search(value) is not None:
+    if value is None or len(value) > REF_CEILING or _UNFIT_REF.search(value) is not None:
         return None, Counter()
     redacted = redact(value)
     if len(redacted.text) > REF_CEILING:
@@ -78,28 +74,23 @@ def bounded_ref(value: str | None) -> tuple[str | None, Counter[str]]:
 
 def bounded_time(value: str | None) -> str | None:
     """``observed_at`` when it is a plausible ISO-8601 time of at most ``TIME_CEILING`` characters, else None."""
-    if value is None or len(value) > TIME_CEILING or _compiled(_ISO_TIME).fullmatch(value) is None:
+    if value is None or len(value) > TIME_CEILING or _ISO_TIME.fullmatch(value) is None:
         return None
     return value
 
 
+@dataclass(slots=True)
 class BoundReport:
     """What :func:`bound` returns (filled in as it goes)."""
 
-    __slots__ = ("fields_withheld", "folded_occurrences", "items", "omitted_count", "redactions", "snippets_cut",
-                 "total_chars", "truncated")
-
-    def __init__(self, items: list[EvidenceItem], omitted_count: int, truncated: bool, *, snippets_cut: int = 0,
-                 redactions: Counter[str] | None = None, folded_occurrences: int = 0, total_chars: int = 0,
-                 fields_withheld: int = 0) -> None:
-        self.items = items
-        self.omitted_count = omitted_count
-        self.truncated = truncated
-        self.snippets_cut = snippets_cut
-        self.redactions: Counter[str] = Counter() if redactions is None else redactions
-        self.folded_occurrences = folded_occurrences
-        self.total_chars = total_chars
-        self.fields_withheld = fields_withheld  # optional refs and times left out (over a ceiling, unfit)
+    items: list[EvidenceItem]
+    omitted_count: int
+    truncated: bool
+    snippets_cut: int = 0
+    redactions: Counter[str] = field(default_factory=Counter)
+    folded_occurrences: int = 0
+    total_chars: int = 0
+    fields_withheld: int = 0  # optional refs and times left out (over a ceiling, unfit)
 
 
 def cut_snippet(text: str, limit: int) -> tuple[str, bool]:

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..admission.config import EnabledScope, ProviderConfig, save_config
+from ..fixtures.builder import build_fixture
 from ..outputs import write_file_in
+from ..service import answer
 
 DEFAULT_DIR = Path("demo-index")
 
@@ -53,8 +55,6 @@ def _show(out: TextIO, title: str, envelope: dict[str, Any], code: int) -> None:
 
 
 def run_demo(directory: Path | None, *, out: TextIO) -> int:
-    from ..fixtures.builder import build_fixture
-    from ..service import answer
 
     root = (directory or DEFAULT_DIR).resolve()
     info = build_fixture(root, generation="current")

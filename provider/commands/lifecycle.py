@@ -49,8 +49,10 @@ from ..admission.config import (
 from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, load_key, scope_basis
 from ..errors import ConfigInvalid
 from ..paths import within
+from . import binding
 from .binding import breadth, home_dirs, overlaps
 from .identity import Binding, repository_binding
+from .sources import known_sources
 
 __all__ = ["MAX_ID_CHARS", "MAX_REPORT_BYTES", "SOURCE_RE", "disable_scope", "enable_scope", "normalize_root",
            "scope_summary"]
@@ -203,7 +205,7 @@ def _qualification(path: str, *, agent_id: str, project_id: str, repository_id: 
                        f"{max_age_days} days are accepted (--max-report-age-days): run `qualify --replay` again")
     kind: Literal["replay", "synthetic"] = "replay" if report.get("kind") == "replay" else "synthetic"
     if kind == "replay":
-        from .qualify.replay.document import REPLAY_FORMAT
+        from .qualify.replay.document import REPLAY_FORMAT  # its package loads all of qualification
 
         if report.get("format") != REPLAY_FORMAT:
             raise _Refused("qualification_required", "the replay report has an unknown format")
@@ -333,11 +335,9 @@ def _broad_refusal(position: int, reason: str, level: int) -> _Refused:
         return _Refused("root_too_broad", f"{where} is /: it holds every repository on this machine and no "
                         "session path matches under it; name the repository's own directory (no flag allows /)")
     if reason == "too_large_to_check":
-        from .binding import WALK_DEPTH, WALK_ENTRIES
-
-        return _Refused("root_too_large", f"{where} holds more than {WALK_ENTRIES} entries within {WALK_DEPTH} "
-                        "levels, so enable cannot tell whether it holds another repository; name the "
-                        "repository's own directory, or pass --allow-broad-root")
+        return _Refused("root_too_large", f"{where} holds more than {binding.WALK_ENTRIES} entries within "
+                        f"{binding.WALK_DEPTH} levels, so enable cannot tell whether it holds another repository; "
+                        "name the repository's own directory, or pass --allow-broad-root")
     what = _BROAD.get(reason, f"holds another git repository (or a worktree of one) {level} level(s) below "
                               "it, whose sessions would be read as this repository's")
     return _Refused("root_too_broad", f"{where} {what}; bind each repository as its own scope, or pass "
@@ -354,8 +354,8 @@ def _plan(draft: EnabledScope, *, include_worktrees: bool, allow_broad_root: boo
     homes = home_dirs(os.environ.get("HOME"))
     bindings = tuple(repository_binding(root) for root in draft.roots)
     allowed: list[dict[str, Any]] = []
-    for position, (root, binding) in enumerate(zip(draft.roots, bindings, strict=True), 1):
-        found = breadth(root, binding.common_dir, homes)
+    for position, (root, repo) in enumerate(zip(draft.roots, bindings, strict=True), 1):
+        found = breadth(root, repo.common_dir, homes)
         if found.reason is None:
             continue
         if not allow_broad_root or found.reason == "filesystem_root":
@@ -364,15 +364,15 @@ def _plan(draft: EnabledScope, *, include_worktrees: bool, allow_broad_root: boo
     own = {_real(r) for r in draft.roots}
     bound: list[str] = []
     refused: list[tuple[str, str]] = [pair for b in bindings for pair in b.refused]
-    for binding in bindings if include_worktrees else ():
-        for worktree in binding.worktrees:
+    for repo in bindings if include_worktrees else ():
+        for worktree in repo.worktrees:
             real = _real(worktree)
             if real in own or worktree in bound:
                 continue
             if any(within(r, real) for r in own):
                 refused.append((worktree, "contains_bound_root"))
                 continue
-            reason = breadth(worktree, binding.common_dir, homes).reason
+            reason = breadth(worktree, repo.common_dir, homes).reason
             if reason is not None:
                 refused.append((worktree, reason))
                 continue
@@ -415,8 +415,6 @@ def _source_check(db_path: Path | None, sources: Sequence[str], allow_unknown: b
     """Refuse a source the index does not know (naming the known ones); disclose when none could be checked."""
     if db_path is None:
         return {"sources_checked": False, "sources_not_checked_because": "no_database_given"}
-    from .sources import known_sources
-
     known, why = known_sources(db_path)
     if known is None:
         return {"sources_checked": False, "sources_not_checked_because": why}

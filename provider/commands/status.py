@@ -35,6 +35,9 @@ from ..errors import ConfigInvalid, ProviderError
 from ..index.connection import Deadline, ReadSnapshot, read_index
 from ..index.freshness import FreshnessReport, Verdict, assess_freshness
 from ..index.revision import IndexRow, read_index_state, transcript_homes_from
+from ..retrieval.engine import scope_sessions
+from ..templates.catalog import scope_template
+from .check_schema import schema_verdict
 from .lifecycle import scope_summary
 
 __all__ = ["STATUS_DEADLINE_MS", "StatusReport", "collect_status", "render_text", "status_command"]
@@ -150,8 +153,6 @@ def _unit_count(rows: Sequence[IndexRow]) -> int:
 
 
 def _scope_session_counts(snap: ReadSnapshot, verdict: Any, scopes: Sequence[EnabledScope]) -> tuple[int | None, ...]:
-    from ..retrieval.engine import scope_sessions
-    from ..templates.catalog import scope_template
 
     template = scope_template()
     unmet = {t.template: list(t.missing) for t in verdict.templates}
@@ -162,7 +163,6 @@ def _scope_session_counts(snap: ReadSnapshot, verdict: Any, scopes: Sequence[Ena
 
 
 def _read(snap: ReadSnapshot, scopes: Sequence[EnabledScope] = ()) -> _IndexRead:
-    from .check_schema import schema_verdict
 
     verdict = schema_verdict(snap)
     rows: tuple[IndexRow, ...] = ()

@@ -154,7 +154,7 @@ class HistoricalEvidenceReceiptV0(_Strict):
 
 
 # The envelope models describe the stdout document (``schema``, tests); the request path builds envelopes as
-# plain dicts, so their validators are built on first use rather than at import (cold start).
+# plain dicts, so their validators are built on first use (``defer_build``), not at import.
 
 
 def _known_code(code: str) -> str:

@@ -26,14 +26,15 @@ How it works:
   of token characters is removed (the token-shaped rules of ``_JOINABLE_KINDS`` run on it: a key whose body
   wraps across lines). Only spans touching what the view changed are kept; the replaced span covers the
   escapes or the line break whole.
-* The rule families: ``redact_services.py`` (service tokens), ``redact_passwords.py`` (config files,
-  commands, prose and non-English keys), ``redact_encoded.py`` (base64 forms), ``redact_entropy.py`` (the
-  last resort). Each rule carries the ``name`` of the class of secret it finds.
+* The rule families: ``services.py`` (service tokens), ``passwords.py`` (config files, commands, prose and
+  non-English keys), ``encoded.py`` (base64 forms), ``entropy.py`` (the last resort). Each rule carries the
+  ``name`` of the class of secret it finds.
 """
 
 import bisect
 import functools
 import re
+import string
 import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
@@ -108,12 +109,7 @@ _CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "auth")
 # those of the rules its triggers call for.
 _IDENT_RE = r"[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+"
 _KEY_FOLLOWS = r":(?![=:])"  # a quoted "value" directly followed by ``:`` is the next key
-#: ``string.ascii_lowercase``, ``ascii_uppercase`` and ``digits``, spelled out (``string`` is not imported: cold
-#: start).
-_ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
-_ASCII_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_ASCII_DIGITS = "0123456789"
-_ALNUM = frozenset(_ASCII_LOWER + _ASCII_UPPER + _ASCII_DIGITS)
+_ALNUM = frozenset(string.ascii_letters + string.digits)
 
 
 @functools.cache
@@ -166,9 +162,9 @@ def _accept_password(_value: str, m: re.Match[str]) -> bool:
     return not _is_prose(value, quoted, m)
 
 
-_LOWER = frozenset(_ASCII_LOWER)
-_UPPER = frozenset(_ASCII_UPPER)
-_DIGITS = frozenset(_ASCII_DIGITS)
+_LOWER = frozenset(string.ascii_lowercase)
+_UPPER = frozenset(string.ascii_uppercase)
+_DIGITS = frozenset(string.digits)
 
 
 def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
@@ -622,8 +618,7 @@ _ESCAPE_RUN = r"(?:\\\\u[0-9A-Fa-f]{4}){8,}+|(?:\\u[0-9A-Fa-f]{4}){8,}+"
 # and a run of at least eight before it that is not all lower-case letters (a word at the end of a line is no
 # token's head). Found break first: a pattern starting with a look-behind is tried at every position.
 _BREAK = r"(?:\r?\n|\\r\\n|\\n)(?=[A-Za-z0-9_+/-]{4})"
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=-")
-_LOWER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz")
+_TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "_+/=-")
 # What follows the break must be the rest of a token: one word of token characters (base64 padding at its
 # end), with a digit or upper case after its first letter, ending where the line or the string does. The next
 # line's ``KEY=value`` or a word of prose is not.
@@ -683,7 +678,7 @@ def _token_head_before(text: str, pos: int) -> bool:
     """Whether a run of at least eight token characters, not all lower-case letters, ends at ``pos``."""
     i, mixed = pos, False
     while i > 0 and pos - i < 512 and text[i - 1] in _TOKEN_CHARS and not (mixed and pos - i >= 8):
-        mixed = mixed or text[i - 1] not in _LOWER_CHARS
+        mixed = mixed or text[i - 1] not in _LOWER
         i -= 1
     return mixed and pos - i >= 8
 

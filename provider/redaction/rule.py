@@ -1,5 +1,5 @@
-"""The shape of one redaction rule, shared by the rule families (``redact.py``, ``redact_services.py``,
-``redact_encoded.py``, ``redact_passwords.py``, ``redact_entropy.py``), and the value pieces they share.
+"""The shape of one redaction rule, shared by the rule families (``redact.py``, ``services.py``, ``encoded.py``,
+``passwords.py``, ``entropy.py``), and the value pieces they share.
 
 A rule is one regular expression, the lower-case trigger substrings without which it is not run, the part of
 its match that is secret (``group``: None for the whole match, ``"value"`` for the dq/sq/uq value groups, or
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import KW_ONLY, dataclass
 from functools import cached_property
 
 Accept = Callable[[str, re.Match[str]], bool]
@@ -44,22 +45,20 @@ def is_placeholder_value(value: str) -> bool:
     return s.lower() in _NON_SECRET_WORDS
 
 
+@dataclass(frozen=True, eq=False)
 class Rule:
-    """One rule; its expressions are compiled on first use (a request compiles only the rules whose triggers
-    its snippets hold: cold start). A plain class, not a dataclass (a cold ``query`` imports no
-    ``dataclasses``); nothing changes a rule once made."""
+    """One rule. Its expressions compile on first use: a text runs only the rules its triggers call for.
+    Equal and hashed by identity (rule tuples key the trigger index's cache)."""
 
-    def __init__(self, kind: str, source: str, triggers: tuple[str, ...], *, group: str | None = None,
-                 accept: Accept | None = None, fallback_source: str | None = None, name: str | None = None,
-                 spans: Spans | None = None) -> None:
-        self.kind = kind
-        self.name = name or kind  # the class of secret (tests and tools/redaction-fp name rules by it)
-        self.source = source
-        self.triggers = triggers  # lower-case substrings; the rule runs only if one is present
-        self.group = group  # the secret part; None: the whole match; "value": dq/sq/uq
-        self.accept = accept
-        self.fallback_source = fallback_source  # tried at the same start when an annotated match is rejected
-        self.spans = spans  # several secret parts of one match (``group`` and ``accept`` are then unused)
+    kind: str
+    source: str
+    triggers: tuple[str, ...]  # lower-case substrings; the rule runs only if one is present
+    _: KW_ONLY
+    name: str  # the class of secret (tests and tools/redaction-fp name rules by it)
+    group: str | None = None  # the secret part; None: the whole match; "value": dq/sq/uq
+    accept: Accept | None = None
+    fallback_source: str | None = None  # tried at the same start when an annotated match is rejected
+    spans: Spans | None = None  # several secret parts of one match (``group`` and ``accept`` are then unused)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -81,5 +80,5 @@ def rule(
     name: str | None = None,
     spans: Spans | None = None,
 ) -> Rule:
-    return Rule(kind, pattern, triggers, group=group, accept=accept, fallback_source=fallback, name=name,
+    return Rule(kind, pattern, triggers, name=name or kind, group=group, accept=accept, fallback_source=fallback,
                 spans=spans)

@@ -20,7 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import apsw
+
 from ..._resources import PACKAGE
+from ...service import answer
 from ...templates.params import NO_UPPER_BOUND
 from .cases import Case
 from .corpus import Corpus, Variant, make_incomplete, make_stale, ro_uri
@@ -133,8 +136,6 @@ def native_search(conn: Any, terms: Sequence[str], roots: Sequence[str], *, top:
 
 
 def open_native(db_path: Path) -> Any:
-    import apsw
-
     return apsw.Connection(ro_uri(db_path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
 
 
@@ -164,8 +165,6 @@ def _config(variant: Variant, scope: QualifyScope, case: Case) -> Path:
 
 
 def run_provider(case: Case, variant: Variant, scope: QualifyScope) -> CaseOutcome:
-    from ...service import answer
-
     raw = json.dumps(case.request).encode("utf-8")
     started = time.perf_counter()
     response = answer(raw, db_path=variant.db_path, config_path=_config(variant, scope, case))

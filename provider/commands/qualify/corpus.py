@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ...admission.config import EnabledScope, ProviderConfig, save_config
+from ...fixtures.builder import build_fixture
 from ...paths import strip_roots, under_root
 from .scopes import Cell, QualifyScope
 
@@ -131,8 +133,6 @@ def _read_corpus_tables(db_path: Path) -> tuple[dict[str, set[str]], dict[str, s
 
 
 def _write_config(path: Path, scope: QualifyScope, cell: Cell, manifest: Mapping[str, Any]) -> None:
-    from ...admission.config import EnabledScope, ProviderConfig, save_config
-
     entry = EnabledScope(agent_id=scope.agent_id, project_id=scope.project_id,
                          repository_id=scope.repository_id, sources=scope.sources,
                          roots=repo_roots(manifest, cell.repo), stage=2)
@@ -142,8 +142,6 @@ def _write_config(path: Path, scope: QualifyScope, cell: Cell, manifest: Mapping
 
 def _build_variant(work: Path, name: str, seed: int, extra_sessions: int,
                    scopes: Sequence[QualifyScope]) -> Variant:
-    from ...fixtures.builder import build_fixture
-
     info = build_fixture(work / name, seed=seed, extra_sessions=extra_sessions)
     manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
     configs: dict[tuple[str, int], Path] = {}

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from ..._version import PROVIDER_VERSION
 from ...digest import content_digest
+from ...outputs import write_file_in
 from .corpus import now_iso
 
 REPORT_FORMAT: Final = "obelisk-session-evidence-qualification/1"
@@ -29,8 +30,6 @@ def _safe(name: str) -> str:
 def write_reports(out_dir: Path, reports: Sequence[Mapping[str, Any]], build_s: float) -> dict[str, Any]:
     """Write one JSON + Markdown report per scope and the summary (``qualification.{json,md}``), each atomically
     and never through a link (``provider/outputs.py``); the summary."""
-    from ...outputs import write_file_in
-
     def write(name: str, text: str) -> None:
         write_file_in(out_dir, name, text.encode("utf-8"), role="a report file in --out")
 

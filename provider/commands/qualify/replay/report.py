@@ -18,6 +18,8 @@ from ...._version import PROVIDER_VERSION
 from ....admission.config import ProviderConfig, load_config
 from ....digest import DigestKey, content_digest, load_key, scope_basis
 from ....errors import UnsafeWriteTarget
+from ....inputs import read_fd
+from ....outputs import write_file_in
 from .document import REPLAY_FORMAT
 from .metrics import MIN_PAIRS, criteria, metrics, verdict
 from .mine import mine, read_history
@@ -220,8 +222,6 @@ def _stem(scope: dict[str, Any]) -> tuple[str, bool]:
 def _owner(path: Path) -> Any:
     """The ``scope`` of the replay report at ``path``: None when there is none; a link or a non-regular file
     there is :class:`UnsafeWriteTarget`; a file that is not a replay report gives ``{}`` (someone else's)."""
-    from ....inputs import read_fd
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -260,8 +260,6 @@ def report_stem(doc: dict[str, Any], out_dir: Path) -> str:
 def write_replay_reports(doc: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     """Write ``<stem>.json``, ``<stem>.md`` and, with matplotlib, ``<stem>-recognition.png`` into ``out_dir``
     (created when missing); each atomically and never through a link (``provider/outputs.py``)."""
-    from ....outputs import write_file_in
-
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = report_stem(doc, out_dir)
     json_path = write_file_in(out_dir, f"{stem}.json",
