@@ -35,7 +35,7 @@ _JSON_ESCAPED: Final = (*map(chr, range(0x20)), '"', "\\")
 #: Every statement of this module (fixed text; tests/test_query_plans.py checks each one's plan).
 #: The rows of given paths: one primary-key lookup per element of the JSON array, in its order (``CROSS JOIN``
 #: keeps the array the outer loop whatever the statistics; a join, not ``IN (SELECT ...)``, which first builds
-#: a temporary index of the array: measured cheaper per request).
+#: a temporary index of the array: cheaper per request).
 #: The columns come typed as ``IndexRow`` (as ``revision.STATE_ROWS_SQL`` reads them), so rows are kept as read.
 UNIT_ROWS_SQL: Final = (
     "SELECT s.jsonl_path, "
