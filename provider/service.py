@@ -134,24 +134,23 @@ def answer(raw: bytes, *, db_path: Path, config_path: Path, warm: WarmState | No
     the deadline began at (default: now). ``until`` and ``preloaded`` serve the replay qualification only, ``vfs``
     and ``template_dir`` tests.
     """
-    admitted = _admitted(raw, config_path, config_must_exist=config_must_exist, preloaded=preloaded)
-    if isinstance(admitted, Response):
-        return admitted
+    parsed = _admitted(raw, config_path, config_must_exist=config_must_exist, preloaded=preloaded)
+    if isinstance(parsed, Response):
+        return parsed  # not parsed, or not admitted
+    admitted, config, ctx = parsed
     started = time.monotonic() if started_at is None else started_at
-    request, ctx = _Request(admitted[0], admitted[1], db_path, warm, template_dir or TEMPLATE_DIR, vfs, until,
-                            started, 0.0), admitted[2]
     try:
-        deadline = Deadline(request.config.deadline_ms)
-        deadline.expires_at = started + request.config.deadline_ms / 1000.0  # it began with reading the request
-        request.now_s = now()
+        deadline = Deadline(config.deadline_ms)
+        deadline.expires_at = started + config.deadline_ms / 1000.0  # the deadline began with reading the request
+        request = _Request(admitted, config, db_path, warm, template_dir or TEMPLATE_DIR, vfs, until, started, now())
         since, degradations = _window(request)
-        read = _read_index(request, since, deadline, ctx)
+        read = _read_index(request, since, deadline, ctx)  # one snapshot: verdict, scope, evidence, freshness
         deadline.check()  # the deadline covers the work after the read too: composing, folding, bounding, receipt
         return _answer_read(request, read, deadline, ctx, since=since, degradations=degradations)
     except ProviderError as err:
-        return _failed(request.admitted, err, ctx)
+        return _failed(admitted, err, ctx)
     except Exception:  # noqa: BLE001 - a bug: still one envelope, never a traceback
-        return _failed(request.admitted, InternalError(), ctx)
+        return _failed(admitted, InternalError(), ctx)
 
 
 def error_response(error: ProviderError, request_id: str | None = None) -> Response:
