@@ -90,7 +90,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     else:
         try:
             response = answer(raw, db_path=_db_path(args), config_path=_config_path(args),
-                              config_must_exist=_config_named(args), started_at=started, one_shot=True)
+                              config_must_exist=_config_named(args), started_at=started)
         except Exception:  # noqa: BLE001 - answer() never raises; this is the last line of defence
             response = error_response(InternalError())
     _emit(response.envelope)
@@ -99,14 +99,15 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """One envelope per input line, blank lines included (a caller pairing replies by position stays in step)."""
-    from .service import answer, error_response
+    from .service import WarmState, answer, error_response
 
     db, config, named = _db_path(args), _config_path(args), _config_named(args)
+    warm = WarmState()  # what this process remembers between requests
     for line in bounded_lines(sys.stdin.buffer, STDIN_BOUND):
         if not line.strip():
             response = error_response(MalformedJson("the request line is empty"))
         else:
-            response = answer(line, db_path=db, config_path=config, config_must_exist=named)
+            response = answer(line, db_path=db, config_path=config, config_must_exist=named, warm=warm)
         _emit(response.envelope)
     return 0
 

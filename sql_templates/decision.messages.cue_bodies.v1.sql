@@ -1,12 +1,15 @@
 -- id: decision.messages.cue_bodies
 -- version: 1
 -- evidence_type: decision
+-- purpose: Not evidence: the texts cue_text listed, for the marker words to be found in them in Python.
+-- plan_of: decision.messages
+-- plan: cue_bodies
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.session_id messages.timestamp messages.visibility messages.is_meta messages.role messages.text
 -- params: sources roots since scope_ids rows cap limit until
--- Not evidence: the texts of the messages decision.messages.cue_text listed (:rows, their rowids; primary-key lookups),
--- each at most :cap characters (a longer one is NULL and left to FTS5), for the marker words to be found in
--- Python (retrieval.markers). Only read when the listed texts hold few enough characters in all, so no more
--- than that is ever read into the provider.
+--
+-- :rows holds their rowids (primary-key lookups); each text is read to at most :cap characters (a longer one is NULL
+-- and left to FTS5), and retrieval.markers decides it exactly as FTS5 would. Read only when the listed texts hold
+-- few enough characters in all, so no more than that is ever read into the provider.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

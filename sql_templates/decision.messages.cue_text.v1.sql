@@ -1,15 +1,17 @@
 -- id: decision.messages.cue_text
 -- version: 1
 -- evidence_type: decision
+-- purpose: Not evidence: the scope's messages cue_rows would match, with the length of each text.
+-- plan_of: decision.messages
+-- plan: cue_text
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.session_id messages.timestamp messages.visibility messages.is_meta messages.role messages.text
 -- params: sources roots since scope_ids limit until
--- Not evidence: the scope's messages that decision.messages.cue_rows would match against the marker words, read through
--- the session index (cost follows the scope, not the index), with the length of each text. When they are fewer
--- than :limit and their texts hold few enough characters in all, the provider reads those texts
--- (decision.messages.cue_bodies) and keeps the rows whose text holds a decision word as the live tokenizer splits it
--- (retrieval.markers, exactly FTS5's match of the marker expression; only under the default unicode61
--- tokenizer), instead of expanding every marker prefix over the whole index. Otherwise it uses
--- decision.messages.cue_rows, or the template itself.
+--
+-- Read through the session index (cost follows the scope, not the index). When they are fewer than :limit and their
+-- texts hold few enough characters in all, the provider reads those texts (decision.messages.cue_bodies) and keeps
+-- the rows whose text holds a decision word as the live tokenizer splits it (retrieval.markers, exactly FTS5's match
+-- of the marker expression; only under the default unicode61 tokenizer), instead of expanding every marker prefix
+-- over the whole index. Otherwise decision.messages.cue_rows lists them, or the template itself runs.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

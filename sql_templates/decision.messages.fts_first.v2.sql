@@ -1,15 +1,15 @@
 -- id: decision.messages.fts_first
 -- version: 2
 -- evidence_type: decision
+-- purpose: decision.messages's rows, the terms' matches in the whole index walked first (fast for rare terms).
+-- plan_of: decision.messages
+-- plan: fts_first
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages_fts.text
 -- params: sources roots since scope_ids fts terms pre window search limit until
--- The FTS-first plan of decision.messages: walks the term's matches first, then the scope. Fast for rare terms;
--- it runs under a statement budget and, past it, decision.messages (scope-set plan) runs instead.
--- Messages, the agent's or the user's, that state a choice and its reason (the :fts expression pairs the
--- query terms with decision words: decided, chose, instead, abandon, revert, because, in favour ...) and
--- mention a query term.
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
--- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
+--
+-- It runs under a statement budget; past it decision.messages (the scope-set plan) runs instead. The text is
+-- searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one huge text (another writer's:
+-- Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

@@ -1,16 +1,19 @@
 -- id: decision.messages.scope_rows
 -- version: 2
 -- evidence_type: decision
+-- purpose: decision.messages's rows for a small scope, read from its messages that hold a decision word.
+-- plan_of: decision.messages
+-- plan: scope_rows
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages_fts.text
 -- params: sources roots since scope_ids rows fts terms pre window search limit until
--- The small-scope plan of decision.messages: the same rows, read from the scope's messages that hold a
--- decision word (:rows, from decision.messages.cue_rows) and that match the query terms (:fts is the
--- term expression alone, looked up per row by rowid: a seek in the term's doclist). (A AND B) matches a row
--- exactly when A and B both do, so the rows are those of the full expression. There is no bm25 here: the
--- provider uses this plan's answer only when it holds fewer than :limit rows (nothing was cut, and the
--- answer's order never depends on the SQL order); otherwise decision.messages runs as before.
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
--- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
+--
+-- :rows holds those messages (from decision.messages.cue_text or .cue_rows) and :fts the term expression alone,
+-- looked up per row by rowid (a seek in the term's doclist). (A AND B) matches a row exactly when A and B both do,
+-- so the rows are those of the full expression. There is no bm25 here: the provider uses this plan's answer only
+-- when it holds fewer than :limit rows (nothing was cut, and the answer's order never depends on the SQL order);
+-- otherwise decision.messages runs. The text is searched in its first :search characters only
+-- (retrieval.engine.SEARCH_CHARS), so one huge text (another writer's: Obelisk keeps 10,000 characters) costs
+-- bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

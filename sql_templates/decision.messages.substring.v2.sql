@@ -1,16 +1,19 @@
 -- id: decision.messages.substring
 -- version: 2
 -- evidence_type: decision
+-- purpose: A choice or its reason (assistant or user) naming an unsegmented (CJK) query term and a decision cue.
+-- shape: message
+-- markers: decision
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
 -- params: sources roots since scope_ids terms cues pre window search limit until
--- A choice or its reason (assistant or user) that names an unsegmented (CJK) query term and a decision cue.
--- The substring plan for unsegmented terms: under unicode61 a CJK run is one FTS token, so a CJK term inside a
--- longer run never matches MATCH. Here :terms (only the request's CJK terms) and :cues (the provider's cue
--- words, CJK ones included) are matched with instr() over the text of the scope's messages only (a lookup by
--- session id, never a scan of the whole index), user and assistant alike; the statement runs under the
--- request's deadline.
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
--- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
+--
+-- A choice or its reason (assistant or user) that names an unsegmented (CJK) query term and a decision cue. The
+-- substring plan for unsegmented terms: under unicode61 a CJK run is one FTS token, so a CJK term inside a longer
+-- run never matches MATCH. Here :terms (only the request's CJK terms) and :cues (the provider's cue words, CJK ones
+-- included) are matched with instr() over the text of the scope's messages only (a lookup by session id, never a
+-- scan of the whole index), user and assistant alike; the statement runs under the request's deadline. The text is
+-- searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one huge text (another writer's:
+-- Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

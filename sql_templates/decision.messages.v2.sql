@@ -1,12 +1,14 @@
 -- id: decision.messages
 -- version: 2
 -- evidence_type: decision
+-- purpose: Messages, the agent's or the user's, that state a choice and its reason and mention a query term.
+-- shape: message
+-- markers: decision
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages_fts.text
 -- params: sources roots since scope_ids fts terms pre window search limit until
--- Messages, the agent's or the user's, that state a choice and its reason (the :fts expression pairs the
--- query terms with decision words: decided, chose, instead, abandon, revert, because, in favour ...) and
--- mention a query term.
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
+--
+-- The :fts expression pairs the query terms with decision words: decided, chose, instead, abandon, revert, because,
+-- in favour ... The text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
 -- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,

@@ -1,16 +1,18 @@
 -- id: decision.reasoning.scope_rows
 -- version: 2
 -- evidence_type: decision
+-- purpose: decision.reasoning's rows for a small scope, read from its reasoning notes by the session index.
+-- plan_of: decision.reasoning
+-- plan: scope_rows
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.content_type messages.text messages_fts.text
 -- params: sources roots since scope_ids fts terms pre window search limit until
--- The small-scope plan of decision.reasoning: the same rows, read from the scope's reasoning notes through the
--- session index (cost follows the scope), each matched against :fts by rowid (a seek in the terms' doclists),
--- instead of walking every match of the terms in the whole index. There is no bm25 here: the provider uses
--- this plan's answer only when it holds fewer than :limit rows (nothing was cut, and the answer's order never
--- depends on the SQL order), and only within a statement budget (a scope of few sessions can still hold many
--- messages); otherwise decision.reasoning runs as before.
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
--- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
+--
+-- Each note is matched against :fts by rowid (a seek in the terms' doclists) instead of walking every match of the
+-- terms in the whole index. There is no bm25 here: the provider uses this plan's answer only when it holds fewer
+-- than :limit rows (nothing was cut, and the answer's order never depends on the SQL order), and only within a
+-- statement budget (a scope of few sessions can still hold many messages); otherwise decision.reasoning runs. The
+-- text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one huge text (another
+-- writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

@@ -1,14 +1,17 @@
 -- id: decision.reasoning.term_probe
 -- version: 1
 -- evidence_type: decision
+-- purpose: One message of the scope matching the query terms alone; with none, decision.reasoning has no row.
+-- plan_of: decision.reasoning
+-- plan: term_probe
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages_fts.text
 -- params: sources roots since scope_ids fts limit until
--- The term probe of decision.reasoning: one message of the scope matching the query terms alone (:fts holds the
--- terms' half of the template's expression, no marker word), or none. With none, decision.reasoning cannot match
--- either (its expression is the terms AND more, its filters these and more), so this plan answers it with no row
--- and the template does not run (:limit is 1). The three term probes (prior_failure.narration, decision.messages,
--- decision.reasoning) are one statement; it runs once per request, under a statement budget: past it the template
--- runs as if a message had been found.
+--
+-- :fts holds the terms' half of the template's expression, no marker word. With no such message decision.reasoning
+-- cannot match either (its expression is the terms AND more, its filters these and more), so this plan answers it
+-- with no row and the template does not run (:limit is 1). The term probes of prior_failure.narration,
+-- decision.messages and decision.reasoning are one statement; it runs once per request, under a statement budget:
+-- past it the template runs as if a message had been found.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

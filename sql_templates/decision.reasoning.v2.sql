@@ -1,14 +1,15 @@
 -- id: decision.reasoning
 -- version: 2
 -- evidence_type: decision
+-- purpose: The agent's own reasoning notes that mention a query term: its rationale for what it chose.
+-- shape: reasoning
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.content_type messages.text messages_fts.text
 -- params: sources roots since scope_ids fts terms pre window search limit until
--- The agent's own reasoning notes (Codex agent_reasoning and Claude thinking blocks, stored as assistant
--- messages of content_type 'thinking') that mention a query term: the agent's rationale for what it chose,
--- which seldom uses the decision words decision.messages pairs the terms with (the :fts expression holds
--- the query terms only).
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
--- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
+--
+-- Codex agent_reasoning and Claude thinking blocks, stored as assistant messages of content_type 'thinking'. They
+-- seldom use the decision words decision.messages pairs the terms with, so the :fts expression holds the query terms
+-- only. The text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one huge text
+-- (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

@@ -1,15 +1,17 @@
 -- id: file_history.tool_calls
 -- version: 2
 -- evidence_type: file_history
+-- purpose: Edits to files in every form whose path or input mentions a query term.
+-- shape: file_edit
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_calls.file_path tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since scope_ids terms head search limit until
+--
 -- Edits to files in every form (provider/retrieval/edits.py reads them): Claude Edit, MultiEdit, Write and
--- NotebookEdit (file_path, or only a path inside input_json for MultiEdit and NotebookEdit), and Codex
--- apply_patch in any carrier (its own tool, freeform, shell argv, bash heredoc: input_json holds the patch).
--- A term must occur in the path or the input.
--- v2: the input is searched (terms, the patch marker) in its first :search characters only (retrieval.engine.
--- SEARCH_CHARS says why that many), each cell normalised once per row, not once per term variant, so one huge
--- cell (a MultiEdit of many 10,000-character leaves) costs bounded work per term variant.
+-- NotebookEdit (file_path, or only a path inside input_json for MultiEdit and NotebookEdit), and Codex apply_patch
+-- in any carrier (its own tool, freeform, shell argv, bash heredoc: input_json holds the patch). A term must occur
+-- in the path or the input. The input is searched (terms, the patch marker) in its first :search characters only
+-- (retrieval.engine.SEARCH_CHARS says why that many), each cell normalised once per row, not once per term variant,
+-- so one huge cell (a MultiEdit of many 10,000-character leaves) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

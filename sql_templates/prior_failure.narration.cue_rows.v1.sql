@@ -1,13 +1,16 @@
 -- id: prior_failure.narration.cue_rows
 -- version: 1
 -- evidence_type: prior_failure
+-- purpose: Not evidence: the rowids of the scope's assistant messages holding a failure word, listed by FTS5.
+-- plan_of: prior_failure.narration
+-- plan: cue_rows
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.session_id messages.timestamp messages.visibility messages.is_meta messages.role messages_fts.text
 -- params: sources roots since scope_ids fts limit until
--- Not evidence: the rowids of the scope's assistant messages that hold a failure word (:fts is the marker
--- expression of prior_failure.narration alone, no query term). A warm process remembers them per index state
--- and scope set (they depend on neither the request's terms nor its time window), so that
--- prior_failure.narration.scope_rows reads only these messages instead of expanding every marker prefix over
--- the whole index again for each request. Past :limit rows the scope is not small and that plan is not used.
+--
+-- :fts is the marker expression of prior_failure.narration alone, no query term. A warm process remembers them per
+-- index state and scope set (they depend on neither the request's terms nor its time window), so that
+-- prior_failure.narration.scope_rows reads only these messages instead of expanding every marker prefix over the
+-- whole index again for each request. Past :limit rows the scope is not small and the plan is not used.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

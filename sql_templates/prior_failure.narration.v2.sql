@@ -1,11 +1,14 @@
 -- id: prior_failure.narration
 -- version: 2
 -- evidence_type: prior_failure
+-- purpose: The agent's narration of a failure: assistant messages matching a query term and a failure word.
+-- shape: message
+-- markers: failure
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages_fts.text
 -- params: sources roots since scope_ids fts terms pre window search limit until
--- The agent's own narration of a failure: assistant messages matching a query term and a failure word.
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
--- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
+--
+-- The text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one huge text
+-- (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

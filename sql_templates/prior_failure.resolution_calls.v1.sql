@@ -1,14 +1,15 @@
 -- id: prior_failure.resolution_calls
 -- version: 1
 -- evidence_type: prior_failure
+-- purpose: What happened after a failure, in deeds: the later tool calls of the failure's session.
+-- shape: resolution_call
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since scope_ids failures head tail limit until
--- What happened after a failure, in deeds: the later tool calls of the same session (provider/retrieval/
--- resolution.py keeps the one that runs the failed command again and succeeds). :failures lists the failures
--- found by the other prior_failure templates, each "session id<US>timestamp" (US = char(31)); only calls of
--- those sessions, after the first such failure, are read.
--- failed_after holds each such session's first failure time, computed once from :failures (a correlated
--- subquery parsed :failures again for every row read: 4.4 -> 1.7 ms for 80 calls at 100k messages).
+--
+-- The later calls (provider/retrieval/resolution.py keeps the one that runs the failed command again and succeeds).
+-- :failures lists the failures found by the other prior_failure templates, each "session id<US>timestamp" (US =
+-- char(31)); only calls of those sessions, after the first such failure, are read. failed_after holds each such
+-- session's first failure time, computed once from :failures, not once per row read.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

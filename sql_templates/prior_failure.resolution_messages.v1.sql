@@ -1,24 +1,24 @@
 -- id: prior_failure.resolution_messages
 -- version: 1
 -- evidence_type: prior_failure
+-- purpose: What happened after a failure, in words: a later message of the failure's session.
+-- shape: resolution_message
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
 -- params: sources roots since scope_ids failures cap limit until after_ts after_key after_rowid
--- What happened after a failure, told in words: a later message of the same session, the user's (whatever its
--- words: it often supplies what was missing) or the agent's when it states a cause or fix, or supplies what was
--- missing ("root cause", "the fix was", "now passes", "I added", "switched to", granted, regenerated ... and
--- their Chinese and Japanese forms: terms.RESOLUTION_CUES).
--- :failures lists the failures found by the other prior_failure templates, each "session id<US>timestamp"
--- (US = char(31)); only messages of those sessions, after the first such failure, are read. The rows come in
--- (timestamp, uuid, rowid) order, :limit at a time after the key (:after_ts, :after_key, :after_rowid) of the
--- last row of the page before; Python (retrieval/engine.py, resolution rows) keeps every user message and each
--- agent message whose first 4,000 characters hold a cue (terms.has_resolution_cue: SQLite's lower() and instr()
--- over substr(text, 1, 4000), tested against SQLite itself), until it holds as many rows as the request allows.
--- (95 instr() calls per message in SQL cost 20-40 ms on a common term; the same test in Python costs 2-5.)
--- The row carries the message's first :cap characters (Obelisk keeps at most 10,000): the window around the
--- first cue and the cue count are taken in Python (retrieval/evidence.py, resolution_window), for the kept rows
--- only, exactly as SQLite's lower() and instr() would take them.
--- failed_after holds each such session's first failure time, computed once from :failures (a correlated
--- subquery parsed :failures again for every row read: 7.2 -> 1.7 ms for 451 messages at 100k messages).
+--
+-- A later message: the user's (whatever its words: it often supplies what was missing) or the agent's when it states
+-- a cause or fix, or supplies what was missing ("root cause", "the fix was", "now passes", "I added", "switched to",
+-- granted, regenerated ... and their Chinese and Japanese forms: terms.RESOLUTION_CUES). :failures lists the
+-- failures found by the other prior_failure templates, each "session id<US>timestamp" (US = char(31)); only messages
+-- of those sessions, after the first such failure, are read. The rows come in (timestamp, uuid, rowid) order, :limit
+-- at a time after the key (:after_ts, :after_key, :after_rowid) of the last row of the page before; Python
+-- (retrieval/engine.py, paged_rows) keeps every user message and each agent message whose first 4,000 characters
+-- hold a cue (terms.has_resolution_cue: SQLite's lower() and instr() over substr(text, 1, 4000), tested against
+-- SQLite itself), until it holds as many rows as the request allows. The row carries the message's first :cap
+-- characters (Obelisk keeps at most 10,000): the window around the first cue and the cue count are taken in Python
+-- (retrieval/evidence.py, resolution_window), for the kept rows only, exactly as SQLite's lower() and instr() would
+-- take them. failed_after holds each such session's first failure time, computed once from :failures, not once per
+-- row read.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

@@ -1,21 +1,23 @@
 -- id: prior_failure.tool_results
 -- version: 2
 -- evidence_type: prior_failure
+-- purpose: Failed tool calls whose call input or result mentions a query term.
+-- shape: tool_call
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.agent_id tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since scope_ids terms head tail search limit until
--- Failed tool calls whose call input or result mentions a query term (in the head and tail of the result,
--- line breaks, tabs, hyphens and underscores read as spaces, so a phrase matches across them). The prefilter
--- admits every output that provider/retrieval/outcome.py may call a failure (is_error; Claude "Exit code N";
--- Codex "Exit code: N", "Process exited with code N" and JSON "exit_code":N, non-zero; a traceback; a failed
--- inner step of docker, make or npm); the Python reader then decides, and drops rows it reads as succeeded.
--- CROSS JOIN keeps the join order tool_calls, tool_results, messages: the result filters run before a call's
--- message is looked up, so only the rows that pass them pay that lookup (a large scope: 200 -> 90 ms at 1M).
--- v2: the input and the output are searched in their first :search characters only (retrieval.engine.
--- SEARCH_CHARS says why that many), and the prefilter reads the output's first :search and last :tail
--- characters (all the reader reads is within them), so one huge cell costs bounded work per term variant.
--- Whether a cell is longer than N is asked as length(substr(x, N + 1, 1)) > 0, which reads N characters,
--- not the whole cell. The prefilter's text is made once per row: a derived table with a LIMIT is not
--- flattened into a query with a WHERE (SQLite's flattening rules), which would make it once per LIKE.
+--
+-- The terms are looked for in the call's input and in the head and tail of its result (line breaks, tabs, hyphens
+-- and underscores read as spaces, so a phrase matches across them). The prefilter admits every output that
+-- provider/retrieval/outcome.py may call a failure (is_error; Claude "Exit code N"; Codex "Exit code: N", "Process
+-- exited with code N" and JSON "exit_code":N, non-zero; a traceback; a failed inner step of docker, make or npm);
+-- the Python reader then decides, and drops rows it reads as succeeded. CROSS JOIN keeps the join order tool_calls,
+-- tool_results, messages: the result filters run before a call's message is looked up, so only the rows that pass
+-- them pay that lookup. The input and the output are searched in their first :search characters only
+-- (retrieval.engine.SEARCH_CHARS says why that many), and the prefilter reads the output's first :search and last
+-- :tail characters (all the reader reads is within them), so one huge cell costs bounded work per term variant.
+-- Whether a cell is longer than N is asked as length(substr(x, N + 1, 1)) > 0, which reads N characters, not the
+-- whole cell. The prefilter's text is made once per row: a derived table with a LIMIT is not flattened into a query
+-- with a WHERE (SQLite's flattening rules), which would make it once per LIKE.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

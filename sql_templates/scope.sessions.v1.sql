@@ -1,19 +1,20 @@
 -- id: scope.sessions
 -- version: 1
 -- evidence_type: scope
+-- purpose: The sessions in scope, run once per request.
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch sessions.jsonl_path
 -- params: sources roots since limit until
--- The sessions in scope, run once per request: the agent's sources, a project path under a bound root on a
--- path boundary, active since :since. The path match here is lexical (every spelling of a root is bound);
--- the provider then keeps only the sessions whose project path is inside a root by real path (symlinks
--- resolved, `..` applied), and every evidence template reads only those (:scope_ids, a primary-key lookup)
--- while still carrying the same scope predicates itself. The session's source and transcript file come
--- along for freshness, which then reads index_state for these files only; its activity time lets a warm process keep one answer for an hour of :since values (filtered again in code, exactly).
--- The two range tests hold for every path the EXISTS accepts (a root R, or R || '/' || more, lies in
--- [R, R || '0') because '0' follows '/' in byte order): cheap per row, they spare the correlated json_each
--- for the sessions of other projects (there is no index on project_path, and a reader cannot add one). They
--- come first: SQLite tested this scan's terms in the order written, and they reject almost every row
--- (measured on 20,000 sessions at 1M messages: 2.3 ms with them first, 3.4 ms behind the source and time tests).
+--
+-- The scope: the agent's sources, a project path under a bound root on a path boundary, active since :since. The
+-- path match here is lexical (every spelling of a root is bound); the provider then keeps only the sessions whose
+-- project path is inside a root by real path (symlinks resolved, `..` applied), and every evidence template reads
+-- only those (:scope_ids, a primary-key lookup) while still carrying the same scope predicates itself. The session's
+-- source and transcript file come along for freshness, which then reads index_state for these files only; its
+-- activity time lets a warm process keep one answer for an hour of :since values (filtered again in code, exactly).
+-- The two range tests hold for every path the EXISTS accepts (a root R, or R || '/' || more, lies in [R, R || '0')
+-- because '0' follows '/' in byte order): cheap per row, they spare the correlated json_each for the sessions of
+-- other projects (there is no index on project_path, and a reader cannot add one). They come first: SQLite tested
+-- this scan's terms in the order written, and they reject almost every row.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

@@ -1,13 +1,15 @@
 -- id: summary.compactions
 -- version: 2
 -- evidence_type: summary
+-- purpose: Claude Code compaction summaries that mention a query term.
+-- shape: compaction
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text
 -- params: sources roots since scope_ids terms pre window search limit until
--- Claude Code compaction summaries: the visible user message that continues a compacted session ("This session
--- is being continued from a previous conversation ..."), matched on its whole text (not through FTS), within
--- the scope's sessions only.
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
--- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
+--
+-- The visible user message that continues a compacted session ("This session is being continued from a previous
+-- conversation ..."), matched on its whole text (not through FTS), within the scope's sessions only. The text is
+-- searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one huge text (another writer's:
+-- Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

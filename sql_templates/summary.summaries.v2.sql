@@ -1,11 +1,13 @@
 -- id: summary.summaries
 -- version: 2
 -- evidence_type: summary
+-- purpose: Summary rows (away summaries, compactions, branch summaries) that mention a query term.
+-- shape: summary
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch summaries.id summaries.session_id summaries.timestamp summaries.source summaries.content summaries.visibility
 -- params: sources roots since scope_ids terms pre window search limit until
--- Summary rows (away summaries, compactions, branch summaries) that mention a query term.
--- v2: the text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one
--- huge text (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
+--
+-- The text is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS), so one huge text
+-- (another writer's: Obelisk keeps 10,000 characters) costs bounded work per term variant.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

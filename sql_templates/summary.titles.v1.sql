@@ -1,9 +1,10 @@
 -- id: summary.titles
 -- version: 1
 -- evidence_type: summary
+-- purpose: Session titles that mention a query term.
+-- shape: title
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch sessions.title
 -- params: sources roots since scope_ids terms limit until
--- Session titles that mention a query term.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

@@ -1,17 +1,19 @@
 -- id: tool_outcome.tool_calls
 -- version: 2
 -- evidence_type: tool_outcome
+-- purpose: Commands or tools whose input or output mentions a query term, with their outcome.
+-- shape: tool_call
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain tool_calls.id tool_calls.message_uuid tool_calls.session_id tool_calls.name tool_calls.input_json tool_results.tool_use_id tool_results.content tool_results.is_error tool_results.session_id
 -- params: sources roots since scope_ids terms head tail search limit until
--- Commands or tools whose input or output (its head and tail, the part shown) mentions a query term (line
--- breaks, tabs, hyphens and underscores in the output read as spaces, so a phrase matches across them), with
--- their outcome (failed or succeeded), newest first, so that a later success after a failure is visible.
--- CROSS JOIN keeps the join order tool_calls, tool_results, messages: the term test runs before a call's
--- message is looked up, so only the rows that mention a term pay that lookup.
--- v2: the input is searched in its first :search characters only (retrieval.engine.SEARCH_CHARS says why that
--- many), so one huge cell (a MultiEdit of many 10,000-character leaves) costs bounded work per term variant;
--- whether the output is longer than :head is asked as length(substr(x, :head + 1, 1)) > 0, which reads
--- :head characters, not the whole cell.
+--
+-- The terms are looked for in the input and in the output's head and tail, the part shown (line breaks, tabs,
+-- hyphens and underscores in the output read as spaces, so a phrase matches across them), with their outcome (failed
+-- or succeeded), newest first, so that a later success after a failure is visible. CROSS JOIN keeps the join order
+-- tool_calls, tool_results, messages: the term test runs before a call's message is looked up, so only the rows that
+-- mention a term pay that lookup. The input is searched in its first :search characters only
+-- (retrieval.engine.SEARCH_CHARS says why that many), so one huge cell (a MultiEdit of many 10,000-character leaves)
+-- costs bounded work per term variant; whether the output is longer than :head is asked as length(substr(x, :head +
+-- 1, 1)) > 0, which reads :head characters, not the whole cell.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch

@@ -139,26 +139,26 @@ def test_a_small_scopes_reasoning_notes_are_read_from_its_own_messages_with_the_
     and so the same answer. The full plan answers for a larger scope, past the plan's budget, and when the
     plan's rows reach :limit (its rows are then not known to be all, and without bm25 a cut would differ)."""
     from obelisk_session_evidence.index import connection
-    from obelisk_session_evidence.retrieval import engine
+    from obelisk_session_evidence.retrieval import engine, planner
 
-    original = engine._run_with_plans
+    original = engine.read_rows
     seen: list[tuple[str, list[list[tuple[str, object]]]]] = []
     steps = connection._PROGRESS_STEPS
 
-    def recording(snap: object, template: engine.Template, *args: object, **kwargs: object) -> object:
-        used, rows = original(snap, template, *args, **kwargs)  # type: ignore[arg-type]
-        if template.id == "decision.reasoning":
-            names = snap.last_columns  # type: ignore[attr-defined]
+    def recording(run: Any, plan: Any, *args: Any) -> Any:
+        used, rows = original(run, plan, *args)
+        if plan[-1].template.id == "decision.reasoning":
+            names = run.reads.snap.last_columns
             seen.append((used.id, sorted(sorted((k, v) for k, v in zip(names, row, strict=True) if k != "rank")
                                          for row in rows)))
         return used, rows
 
-    monkeypatch.setattr(engine, "_run_with_plans", recording)
+    monkeypatch.setattr(engine, "read_rows", recording)
     answers = {}
     for mode, sessions, budget, ceiling in (("small", 64, 3.0, 200), ("many sessions", 0, 3.0, 200),
                                             ("over budget", 64, 0.0, 200), ("at the limit", 64, 3.0, 1)):
-        monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", sessions)
-        monkeypatch.setattr(engine, "SCOPE_ROWS_BUDGET_MS", budget)
+        monkeypatch.setattr(planner, "SMALL_SCOPE_SESSIONS", sessions)
+        monkeypatch.setitem(planner.BUDGETS, "scope_rows", planner.Budget(budget))
         monkeypatch.setattr(engine, "FETCH_CEILING", ceiling)
         # The budget is checked every _PROGRESS_STEPS steps: a tiny index's statement ends before the first.
         monkeypatch.setattr(connection, "_PROGRESS_STEPS", 1 if budget == 0.0 else steps)
@@ -209,7 +209,7 @@ def test_only_the_resolutions_that_are_kept_are_composed_and_the_answer_is_the_s
     calls: list[str] = []
     rest, pending = [], []
     for hit in run.hits:
-        if hit.template_id in evidence.RESOLUTION_TEMPLATES:
+        if evidence.shape_of(hit.template).kind:
             found = evidence.pending_resolution(hit, terms=terms, roots=roots, window=window)
             if found is not None:
                 def compose(found: evidence.PendingResolution = found) -> Any:

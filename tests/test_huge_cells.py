@@ -82,7 +82,7 @@ def _ask(home: EvidenceHome, terms: list[str], *, config: Path | None = None,
                "allow_cross_agent": False, "allow_cross_project": False},
         evidence_types=types, query_terms=terms, limits=CEILINGS)
     envelope: dict[str, Any] = answer(json.dumps(request).encode(), db_path=home.db,
-                                      config_path=config or home.config, one_shot=True).envelope
+                                      config_path=config or home.config).envelope
     return envelope
 
 

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from obelisk_session_evidence.errors import ProviderError
 from obelisk_session_evidence.retrieval.markers import (
+    MarkerMatcher,
+    Tokenizers,
     UndecidableText,
     decides_markers,
     fts5_tokens,
-    marker_matcher,
-    term_matcher,
     token_string,
 )
 from obelisk_session_evidence.retrieval.terms import (
@@ -28,17 +28,29 @@ from obelisk_session_evidence.retrieval.terms import (
     DECISION_WORDS,
     FAILURE_CUES,
     FAILURE_WORDS,
+    MARKERS,
     PreparedTerms,
     marker_expression,
     prepare_terms,
     unsegmented,
 )
 
-#: The marker word lists the engine passes (``engine._FTS_WORDS`` plus ``_CJK_FTS_WORDS``).
-WORD_LISTS = {
-    "failure": (*FAILURE_WORDS, *unsegmented(FAILURE_CUES)),
-    "decision": (*DECISION_WORDS, *unsegmented(DECISION_CUES)),
-}
+_TOKENIZERS = Tokenizers()
+
+
+def marker_matcher(words: Sequence[str]) -> MarkerMatcher | None:
+    return _TOKENIZERS.marker_matcher(words)
+
+
+def term_matcher(fts_terms: Sequence[str]) -> MarkerMatcher | None:
+    return _TOKENIZERS.term_matcher(fts_terms)
+
+
+#: The marker word lists the engine passes under unicode61 (``terms.MARKERS``: the words and the CJK words).
+WORD_LISTS = {name: tuple(markers.fts_words("unicode61")) for name, markers in MARKERS.items()}
+assert set(WORD_LISTS) == {"failure", "decision"}
+assert WORD_LISTS["failure"] == (*FAILURE_WORDS, *unsegmented(FAILURE_CUES))
+assert WORD_LISTS["decision"] == (*DECISION_WORDS, *unsegmented(DECISION_CUES))
 #: Pieces a text is built from: the markers themselves in other cases and accents, near misses, separators.
 PIECES = [
     "fail", "FAILED", "Failure", "unfail", "fa il", "fāil", "FÁIL", "error", "errors", "terror", "traceback",

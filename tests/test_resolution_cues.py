@@ -1,7 +1,7 @@
 """``terms.has_resolution_cue`` decides in Python what ``prior_failure.resolution_messages`` decided in SQL
 before: whether an agent message's first 4,000 characters hold a resolution cue. Checked against SQLite itself
 (the old predicate verbatim: ``lower()``, ``instr()``, ``substr()``, ``json_each``) on generated texts and BLOBs,
-and the paged reading of the template (``engine._cue_rows_paged``) against one page holding every row."""
+and the paged reading of the template (``engine.paged_rows``) against one page holding every row."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_paged_rows_equal_one_page(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     """Pages of 7 and 20 rows (the key carried from page to page) give the rows and the answer of one page
     holding every candidate, on a generated index where a common term's failures have many later messages."""
     from obelisk_session_evidence.retrieval import engine
-    from obelisk_session_evidence.service import answer, clear_warm_caches
+    from obelisk_session_evidence.service import WarmState, answer
 
     from tests.conftest import make_request, scope_entry, write_config
     from tools.devkit.large import build_large
@@ -77,7 +77,7 @@ def test_paged_rows_equal_one_page(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
                "allow_cross_agent": False, "allow_cross_project": False},
         evidence_types=["prior_failure"], query_terms=[manifest["terms"]["common"]["term"]])).encode()
     seen: dict[int, list[list[dict[str, Any]]]] = {}
-    original = engine._cue_rows_paged
+    original = engine.paged_rows
 
     def recording(snap: Any, template: Any, values: Any) -> Any:
         rows = original(snap, template, values)
@@ -92,13 +92,12 @@ def test_paged_rows_equal_one_page(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
         tested.append(found)
         return found
 
-    monkeypatch.setattr(engine, "_cue_rows_paged", recording)
+    monkeypatch.setattr(engine, "paged_rows", recording)
     monkeypatch.setattr(engine, "has_resolution_cue", counting)
     answers = {}
     for page in (100_000, 7, 20):
         monkeypatch.setattr(engine, "RESOLUTION_PAGE", page)
-        clear_warm_caches()
-        answers[page] = answer(request, db_path=db, config_path=config).envelope
+        answers[page] = answer(request, db_path=db, config_path=config, warm=WarmState()).envelope
     rows = [row for batch in seen[100_000] for row in batch]
     assert len(rows) > 20, "too few resolution rows to span pages: the comparison shows little"
     assert tested.count(False) > 20, "few agent messages were passed over: the filter shows little"

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 from obelisk_session_evidence.fixtures.builder import FixtureInfo, build_fixture
-from obelisk_session_evidence.service import answer
+from obelisk_session_evidence.retrieval import engine, planner, small_scope
+from obelisk_session_evidence.retrieval.markers import Tokenizers
+from obelisk_session_evidence.service import WarmState, answer
 
 from tests.conftest import make_request, scope_entry, write_config
 
@@ -34,8 +36,9 @@ def _ask(info: FixtureInfo, manifest: dict[str, Any], tmp: Path, *, agent: str, 
     request = make_request(scope={"agent_id": agent, "project_id": "demo", "repository_id": repo,
                                   "allow_cross_agent": False, "allow_cross_project": False},
                            evidence_types=types, query_terms=terms, limits=limits or LIMITS)
+    # Not one-shot: what a warm process reads, remembered for this answer only.
     return answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config,
-                  template_dir=template_dir, one_shot=one_shot).envelope
+                  template_dir=template_dir, warm=None if one_shot else WarmState()).envelope
 
 
 def _agent_for(manifest: dict[str, Any], source: str) -> str:
@@ -254,6 +257,34 @@ def test_tampered_template_without_scope_is_rejected_before_running(
     assert envelope["error"]["code"] == "template_rejected"
 
 
+@pytest.mark.parametrize(("old", "new"), [("-- shape: tool_call\n", "-- shape: poem\n"),
+                                          ("-- markers: failure\n", "-- markers: limericks\n")])
+def test_a_template_declaring_an_unknown_shape_or_markers_is_refused_before_running(
+        fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str,
+        new: str) -> None:
+    """A shape or a marker vocabulary the provider does not know (``evidence.SHAPES``, ``terms.MARKERS``): the
+    rows could not be shown, or the template not bound, so the request fails closed before any template runs."""
+    from obelisk_session_evidence.index import connection
+
+    info, manifest = fx
+    name = "prior_failure.tool_results.v2.sql" if "shape" in old else "prior_failure.narration.v2.sql"
+    templates = _tampered(tmp_path, old, new, name)
+    ran: list[str] = []
+    original = connection.ReadSnapshot._execute
+
+    def recording(self: Any, sql: str, params: Any) -> Any:
+        ran.append(sql.split("\n", 1)[0])
+        return original(self, sql, params)
+
+    monkeypatch.setattr(connection.ReadSnapshot, "_execute", recording)
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
+                    terms=["stripe"], template_dir=templates)
+    assert envelope["outcome"] == "failed"
+    assert envelope["error"]["code"] == "template_rejected"
+    assert envelope["result"]["items"] == []
+    assert not [line for line in ran if line.startswith("-- id:")], ran  # no template ran, not even the scope's
+
+
 @pytest.mark.parametrize("generation", ["current", "migrated", "trigram", "legacy"])
 def test_every_schema_generation(generation: str, tmp_path: Path) -> None:
     info = build_fixture(tmp_path / generation, generation=generation)  # type: ignore[arg-type]
@@ -299,22 +330,20 @@ def test_crafted_database_joining_another_repositorys_row_fails(fx: tuple[Fixtur
 def test_fts_first_and_scope_set_plans_return_the_same_evidence(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The FTS-first plan runs under a statement budget; past it the scope-set plan runs. Same answer."""
-    from obelisk_session_evidence.retrieval import engine
-
     info, manifest = fx
     ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"],
            "terms": ["stripe", "billing", "ModuleNotFoundError"]}
-    monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 0)  # the small-scope plan has its own test below
+    monkeypatch.setattr(planner, "SMALL_SCOPE_SESSIONS", 0)  # the small-scope plan has its own test below
     scoped = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
     # A small scope (at most SCOPE_FIRST_SESSIONS sessions) goes straight to the scope-set plan.
     assert "prior_failure.narration.v2" in scoped["provider_meta"]["templates_run"]
     assert "decision.messages.v2" in scoped["provider_meta"]["templates_run"]
     assert not any(".fts_first." in t for t in scoped["provider_meta"]["templates_run"])
-    monkeypatch.setattr(engine, "SCOPE_FIRST_SESSIONS", 0)  # as a larger scope would: FTS-first first
+    monkeypatch.setattr(planner, "SCOPE_FIRST_SESSIONS", 0)  # as a larger scope would: FTS-first first
     fast = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
     assert "prior_failure.narration.fts_first.v2" in fast["provider_meta"]["templates_run"]
     assert "decision.messages.fts_first.v2" in fast["provider_meta"]["templates_run"]
-    monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 0.0)
+    monkeypatch.setitem(planner.BUDGETS, "fts_first", planner.Budget(0.0))
     slow = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
     assert "prior_failure.narration.v2" in slow["provider_meta"]["templates_run"]
     assert "decision.messages.v2" in slow["provider_meta"]["templates_run"]
@@ -330,36 +359,33 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
     off, the full plans answer. The marker-word messages are found in the scope's texts (``.cue_text``); with
     that read refused (too many rows) or undecidable (a text over the cap), by FTS5 (``.cue_rows``): the same
     rowids, the same answer."""
-    from obelisk_session_evidence.retrieval import engine
-    from obelisk_session_evidence.service import clear_warm_caches
-
     info, manifest = fx
     seen: dict[str, list[list[tuple[str, Any]]]] = {}
-    original = engine._run_with_plans
-    from_text, from_fts = engine._cue_rowids_from_text, engine._cue_rowids
+    original = engine.read_rows
+    from_text, from_fts = small_scope.rowids_from_texts, small_scope.rowids_by_fts
     cue: dict[str, list[tuple[str, tuple[int, ...] | None]]] = {"text": [], "fts": []}
 
-    def recording(snap: Any, template: Any, *args: Any, **kwargs: Any) -> Any:
-        used, rows = original(snap, template, *args, **kwargs)
-        if template.id in ("prior_failure.narration", "decision.messages"):
-            names = snap.last_columns
+    def recording(run: Any, steps: Any, *args: Any) -> Any:
+        used, rows = original(run, steps, *args)
+        if steps[-1].template.id in ("prior_failure.narration", "decision.messages"):
+            names = run.reads.snap.last_columns
             seen.setdefault(used.id, []).append(
                 sorted(sorted((k, v) for k, v in zip(names, row, strict=True) if k != "rank") for row in rows))
         return used, rows
 
-    def text_rowids(snap: Any, small: Any, values: Any) -> Any:
-        found = from_text(snap, small, values)
-        cue["text"].append((small.scope_rows.id, found))
+    def text_rowids(reads: Any, listing: Any, *args: Any) -> Any:
+        found = from_text(reads, listing, *args)
+        cue["text"].append((listing.plan_of, found))
         return found
 
-    def fts_rowids(snap: Any, small: Any, values: Any) -> Any:
-        found = from_fts(snap, small, values)
-        cue["fts"].append((small.scope_rows.id, found))
+    def fts_rowids(reads: Any, cue_rows: Any, values: Any) -> Any:
+        found = from_fts(reads, cue_rows, values)
+        cue["fts"].append((cue_rows.plan_of, found))
         return found
 
-    monkeypatch.setattr(engine, "_run_with_plans", recording)
-    monkeypatch.setattr(engine, "_cue_rowids_from_text", text_rowids)
-    monkeypatch.setattr(engine, "_cue_rowids", fts_rowids)
+    monkeypatch.setattr(engine, "read_rows", recording)
+    monkeypatch.setattr(small_scope, "rowids_from_texts", text_rowids)
+    monkeypatch.setattr(small_scope, "rowids_by_fts", fts_rowids)
     compared = 0
     rows_of: dict[str, list[list[list[tuple[str, Any]]]]] = {}
     for agent, repo, terms in (("claude-agent", "alpha-svc", ["stripe", "billing", "ModuleNotFoundError"]),
@@ -370,20 +396,19 @@ def test_small_scope_plans_return_the_rows_of_the_full_plans(
         answers = {}
         by_text: dict[str, tuple[int, ...] | None] = {}
         seen.clear()
-        rows_cap, cap_cap, chars_cap = engine.CUE_TEXT_ROWS, engine.CUE_TEXT_CAP, engine.CUE_TEXT_CHARS
+        rows_cap, cap_cap, chars_cap = planner.CUE_TEXT_ROWS, planner.CUE_TEXT_CAP, planner.CUE_TEXT_CHARS
         for mode, sessions, rows, cap, chars in (("text", 64, rows_cap, cap_cap, chars_cap),
                                                  ("fts", 64, 0, cap_cap, chars_cap),
                                                  ("long", 64, rows_cap, 1, chars_cap),
                                                  ("much", 64, rows_cap, cap_cap, 1),
                                                  ("full", 0, rows_cap, cap_cap, chars_cap)):
-            clear_warm_caches()
             cue["text"].clear()
             cue["fts"].clear()
-            monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", sessions)
-            monkeypatch.setattr(engine, "CUE_TEXT_ROWS", rows)
-            monkeypatch.setattr(engine, "CUE_TEXT_CAP", cap)
-            monkeypatch.setattr(engine, "CUE_TEXT_CHARS", chars)
-            monkeypatch.setattr(engine, "FTS_FIRST_BUDGET_MS", 0.0 if mode == "full" else 25.0)
+            monkeypatch.setattr(planner, "SMALL_SCOPE_SESSIONS", sessions)
+            monkeypatch.setattr(planner, "CUE_TEXT_ROWS", rows)
+            monkeypatch.setattr(planner, "CUE_TEXT_CAP", cap)
+            monkeypatch.setattr(planner, "CUE_TEXT_CHARS", chars)
+            monkeypatch.setitem(planner.BUDGETS, "fts_first", planner.Budget(0.0 if mode == "full" else 25.0))
             answers[mode] = _ask(info, manifest, tmp_path, agent=agent, repo=repo,
                                  types=["prior_failure", "decision"], terms=terms)
             if mode == "text" and cue["text"]:
@@ -420,32 +445,28 @@ def test_a_small_scopes_terms_are_decided_in_python_before_fts5_looks_up_rows(
     """The marker rows a small scope's texts give are narrowed to those that also hold the query terms (the
     texts are already tokenized), so FTS5 looks up fewer rows by rowid; its MATCH still decides each, and the
     answer is the one FTS5 alone gives (the term matcher off)."""
-    from obelisk_session_evidence.retrieval import engine
-    from obelisk_session_evidence.service import clear_warm_caches
-
     info, manifest = fx
-    original = engine._holding_terms
+    original = small_scope.holding_terms
     narrowed: list[tuple[int, int]] = []
 
-    def spy(small: Any, rowids: tuple[int, ...]) -> tuple[int, ...]:
-        kept = original(small, rowids)
+    def spy(reads: Any, rowids: tuple[int, ...]) -> tuple[int, ...]:
+        kept = original(reads, rowids)
         assert set(kept) <= set(rowids)
         narrowed.append((len(rowids), len(kept)))
         return kept
 
-    monkeypatch.setattr(engine, "_holding_terms", spy)
+    monkeypatch.setattr(small_scope, "holding_terms", spy)
     ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"]}
     shown = 0
     for terms in (["stripe", "billing", "ModuleNotFoundError"], ["ECONNREFUSED", "timeout"], ["error"]):
         answers = []
         for one_shot, matcher_on in ((False, True), (True, True), (False, False), (True, False)):
             # one-shot: nothing is remembered, so the terms are matched first and the markers only where they are
-            clear_warm_caches()
             if not matcher_on:
-                monkeypatch.setattr(engine, "term_matcher", lambda _terms: None)
+                monkeypatch.setattr(Tokenizers, "term_matcher", lambda _self, _terms: None)
             answers.append(_ask(info, manifest, tmp_path, **ask, terms=terms, one_shot=one_shot))  # type: ignore[arg-type]
             monkeypatch.undo()
-            monkeypatch.setattr(engine, "_holding_terms", spy)
+            monkeypatch.setattr(small_scope, "holding_terms", spy)
         assert all(a["result"]["items"] == answers[0]["result"]["items"] for a in answers), terms
         shown += bool(answers[0]["result"]["items"])
     assert any(kept < given for given, kept in narrowed), narrowed  # fewer rows looked up by FTS5
@@ -457,21 +478,19 @@ def test_the_term_probe_answers_only_for_terms_the_scope_never_mentions(
     """The term probe (``X.term_probe``) answers the FTS templates with no row when no message of the scope
     matches the terms; then the answer equals the one the templates themselves give. A term of another scope
     only is probed away too; a term of this scope is not."""
-    from obelisk_session_evidence.retrieval import engine
-
     info, manifest = fx
     probes = ("prior_failure.narration.term_probe.v1", "decision.messages.term_probe.v1",
               "decision.reasoning.term_probe.v1")
     ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"]}
     canary = manifest["canaries"][0]  # planted outside every enabled scope
-    original = engine._has_term_hit
+    original = engine.READERS["term_probe"]
     for terms, probed in ((["zzqqxx-never-written"], True), (canary["terms"][:1], True),
                           (["stripe", "billing", "ModuleNotFoundError"], False)):
-        monkeypatch.setattr(engine, "_has_term_hit", original)
+        monkeypatch.setitem(engine.READERS, "term_probe", original)
         with_probe = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
         run = with_probe["provider_meta"]["templates_run"]
         assert all((p in run) == probed for p in probes), (terms, run)
-        monkeypatch.setattr(engine, "_has_term_hit", lambda *a, **k: True)  # the probe off: every template runs
+        monkeypatch.setitem(engine.READERS, "term_probe", lambda *a: None)  # the probe off: every template runs
         without = _ask(info, manifest, tmp_path, **ask, terms=terms)  # type: ignore[arg-type]
         assert not any(p in without["provider_meta"]["templates_run"] for p in probes)
         assert "prior_failure.narration.v2" in without["provider_meta"]["templates_run"] or \
@@ -490,7 +509,6 @@ def test_a_one_shot_query_uses_the_small_scope_plan_from_texts_and_answers_the_s
     import subprocess
 
     from obelisk_session_evidence.index import connection
-    from obelisk_session_evidence.service import clear_warm_caches
 
     from tests.conftest import CLI, REPO
 
@@ -524,8 +542,7 @@ def test_a_one_shot_query_uses_the_small_scope_plan_from_texts_and_answers_the_s
         return original(self, sql, params)
 
     monkeypatch.setattr(connection.ReadSnapshot, "_execute", recording)
-    clear_warm_caches()
-    in_process = answer(request.encode(), db_path=info.db_path, config_path=config, one_shot=True).envelope
+    in_process = answer(request.encode(), db_path=info.db_path, config_path=config).envelope  # no WarmState
     assert "prior_failure.narration.cue_text" in ids and "decision.messages.cue_text" in ids, ids
     assert not any(i.endswith(".cue_rows") for i in ids), ids
     assert in_process["result"] == query_doc["result"] | {"index_revision": in_process["result"]["index_revision"]}
@@ -538,7 +555,6 @@ def test_the_term_probe_gets_a_short_budget_when_the_small_scope_plans_stand_rea
     the terms), so the term probe runs under ``SMALL_SCOPE_PROBE_BUDGET_MS``; a larger scope, where the probe
     can spare a full plan, under ``TERM_PROBE_BUDGET_MS``. Past its budget the templates run: same answer."""
     from obelisk_session_evidence.index import connection
-    from obelisk_session_evidence.retrieval import engine
 
     info, manifest = fx
     budgets: list[float | None] = []
@@ -553,14 +569,15 @@ def test_the_term_probe_gets_a_short_budget_when_the_small_scope_plans_stand_rea
     ask = {"agent": "claude-agent", "repo": "alpha-svc", "types": ["prior_failure", "decision"],
            "terms": ["stripe", "billing", "ModuleNotFoundError"]}
     answers = {}
-    for small, budget in ((True, engine.SMALL_SCOPE_PROBE_BUDGET_MS), (False, engine.TERM_PROBE_BUDGET_MS)):
+    probe = planner.BUDGETS["term_probe"]
+    for small, budget in ((True, probe.beside_texts_ms), (False, probe.ms)):
         budgets.clear()
-        monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 64 if small else 0)
+        monkeypatch.setattr(planner, "SMALL_SCOPE_SESSIONS", 64 if small else 0)
         answers[small] = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
         assert budgets == [budget], (small, budgets)
-    assert engine.SMALL_SCOPE_PROBE_BUDGET_MS < engine.TERM_PROBE_BUDGET_MS
-    monkeypatch.setattr(engine, "SMALL_SCOPE_PROBE_BUDGET_MS", 0.0)  # always past it
-    monkeypatch.setattr(engine, "SMALL_SCOPE_SESSIONS", 64)
+    assert probe.beside_texts_ms is not None and probe.beside_texts_ms < probe.ms
+    monkeypatch.setitem(planner.BUDGETS, "term_probe", probe._replace(beside_texts_ms=0.0))  # always past it
+    monkeypatch.setattr(planner, "SMALL_SCOPE_SESSIONS", 64)
     past = _ask(info, manifest, tmp_path, **ask)  # type: ignore[arg-type]
     assert past["result"]["items"] == answers[True]["result"]["items"] == answers[False]["result"]["items"]
     assert past["result"]["items"], "no item: the comparison shows nothing"

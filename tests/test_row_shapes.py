@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from obelisk_session_evidence.fixtures.encoding import uuid4
 from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript, CodexTranscript
-from obelisk_session_evidence.service import answer, clear_warm_caches
+from obelisk_session_evidence.service import WarmState, answer
 
 from tests.conftest import CLI, make_request, run_cli, scope_entry, write_config
 from tests.evidence_home import AGENTS, ALL_TYPES, LIMITS, START_MS, EvidenceHome, build_home
@@ -146,7 +146,7 @@ def test_a_tool_cell_nested_thousands_deep_is_read_as_text(hostile: EvidenceHome
     for one_shot in (True, False):
         for types in (["prior_failure"], ["tool_outcome"], ALL_TYPES):
             response = answer(_request("claude", types), db_path=hostile.db, config_path=hostile.config,
-                              one_shot=one_shot)
+                              warm=None if one_shot else WarmState())
             _not_internal(response.envelope, response.exit_code)
             assert response.envelope["outcome"] == "ok"
             snippets = [i["snippet"] for i in response.envelope["result"]["items"]]
@@ -165,7 +165,7 @@ def test_a_blob_tool_input_that_is_not_utf8_is_data(hostile: EvidenceHome, tmp_p
     con.close()
     for one_shot in (True, False):
         response = answer(_request("claude", ALL_TYPES), db_path=db, config_path=hostile.config,
-                          one_shot=one_shot)
+                          warm=None if one_shot else WarmState())
         _not_internal(response.envelope, response.exit_code)
         assert response.envelope["outcome"] == "ok"
         snippets = [i["snippet"] for i in response.envelope["result"]["items"]]
@@ -284,9 +284,8 @@ def test_no_row_shape_gives_internal_error(shapes_home: EvidenceHome,
     try:
         for source in ("claude", "codex"):
             for one_shot in (True, False):
-                clear_warm_caches()
                 response = answer(_request(source, ALL_TYPES), db_path=db, config_path=shapes_home.config,
-                                  one_shot=one_shot)
+                                  warm=None if one_shot else WarmState())
                 _not_internal(response.envelope, response.exit_code)
     finally:
         db.unlink()

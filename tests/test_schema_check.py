@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,12 @@ import pytest
 from obelisk_session_evidence.commands.check_schema import (
     SchemaVerdict,
     check_schema_command,
-    clear_cache,
     schema_verdict,
 )
 from obelisk_session_evidence.fixtures.builder import build_fixture
 from obelisk_session_evidence.index.connection import Deadline, read_index
 from obelisk_session_evidence.index.live_schema import detect_tokenizer, parse_virtual_table
+from obelisk_session_evidence.index.schema_verdict import VerdictCache
 from obelisk_session_evidence.index.snapshots import (
     SNAPSHOT_DIR,
     Difference,
@@ -62,13 +62,6 @@ def verdict_of(db: Path) -> SchemaVerdict:
 
 def kinds(verdict: SchemaVerdict) -> set[str]:
     return {d.kind for d in verdict.differences}
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache() -> Iterator[None]:
-    clear_cache()
-    yield
-    clear_cache()
 
 
 @pytest.fixture(scope="session")
@@ -447,10 +440,18 @@ def test_missing_messages_fts_is_incompatible(current_copy: Path) -> None:
 
 
 def test_verdict_is_cached_by_identity_and_cookie(current_copy: Path) -> None:
-    first = verdict_of(current_copy)
-    assert verdict_of(current_copy) is first
+    cache = VerdictCache()
+
+    def cached() -> SchemaVerdict:
+        result, _mode = read_index(current_copy, lambda snap: schema_verdict(snap, cache=cache),
+                                   deadline=Deadline(10_000))
+        return result
+
+    first = cached()
+    assert cached() is first
+    assert verdict_of(current_copy) is not first  # no cache given: judged again
     execute(current_copy, "ALTER TABLE sessions ADD COLUMN later TEXT")  # same file, new schema cookie
-    second = verdict_of(current_copy)
+    second = cached()
     assert second is not first
     assert second.schema_cookie != first.schema_cookie
     assert second.verdict == "compatible"

@@ -21,7 +21,7 @@ import pytest
 from obelisk_session_evidence.errors import ScopeViolation
 from obelisk_session_evidence.fixtures.builder import FixtureInfo, build_fixture
 from obelisk_session_evidence.paths import Roots
-from obelisk_session_evidence.retrieval.engine import RawHit, check_scope
+from obelisk_session_evidence.retrieval.hits import RawHit, check_scope
 from obelisk_session_evidence.service import answer
 from obelisk_session_evidence.templates.catalog import load_templates
 

@@ -25,7 +25,14 @@ import pytest
 from obelisk_session_evidence.errors import TemplateRejected
 from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
 from obelisk_session_evidence.templates import verify
-from obelisk_session_evidence.templates.catalog import MANIFEST_FILENAME, Template, load_templates, shipped_digests
+from obelisk_session_evidence.templates.catalog import (
+    MANIFEST_FILENAME,
+    Template,
+    TemplateFormatError,
+    load_templates,
+    parse_template,
+    shipped_digests,
+)
 from obelisk_session_evidence.templates.verify import TemplateViolation, ensure_verified, verify_sql, verify_template
 from obelisk_session_evidence.templates.verify.manifest import verifier_digest
 
@@ -165,10 +172,9 @@ def test_regenerated_sql_is_never_needed() -> None:
 _PROBE = """
 import json, sys
 from pathlib import Path
-from obelisk_session_evidence.templates.catalog import load_templates, shipped_digests
-from obelisk_session_evidence.service import _verify_templates
-directory = Path(sys.argv[1]) if len(sys.argv) > 1 else None
-_verify_templates(load_templates(directory) if directory else load_templates(), directory)
+from obelisk_session_evidence.templates.selection import TemplateSet
+templates = TemplateSet.load(Path(sys.argv[1])) if len(sys.argv) > 1 else TemplateSet.load()
+templates.verify(templates.templates)
 loaded = sorted(m for m in sys.modules if m == "sqlglot" or m.startswith("sqlglot."))
 print(json.dumps({"sqlglot": loaded[:3]}))
 """
@@ -328,12 +334,77 @@ def test_templates_execute_on_real_obelisk(tmp_path: Path) -> None:
 
 
 def test_the_term_probes_are_one_statement() -> None:
-    """The engine asks the term probe once per request for all FTS templates (``engine._has_term_hit`` keys its
-    answer by the expression alone), so every ``.term_probe`` template must be the same statement."""
-    from obelisk_session_evidence.templates.catalog import load_templates
-
-    probes = [t for t in load_templates() if t.id.endswith(".term_probe")]
+    """The engine asks the term probe once per request for all FTS templates (``engine._probe`` keys its answer
+    by the expression alone), so every ``term_probe`` plan must be the same statement."""
+    probes = [t for t in TEMPLATES if t.plan == "term_probe"]
     assert len(probes) == 3
     bodies = {t.sql[t.sql.index("WITH scope_sessions"):] for t in probes}
     assert len(bodies) == 1
     assert {t.params for t in probes} == {probes[0].params}
+
+
+# --- the header: declared keys, read fail closed ----------------------------------------------------------
+
+_HEADER = ("-- id: t.one\n-- version: 1\n-- evidence_type: decision\n-- purpose: a test template\n"
+           "-- shape: message\n-- needs: sessions.id\n-- params: limit\n--\n-- prose: a colon here is prose\n"
+           "SELECT 1\n")
+
+
+def test_a_header_is_parsed_into_typed_fields() -> None:
+    template = parse_template(_HEADER, "t.one.v1.sql")
+    assert (template.id, template.version, template.purpose, template.shape, template.plan) == \
+        ("t.one", 1, "a test template", "message", None)
+    plan = parse_template(_HEADER.replace("-- shape: message\n", "-- plan_of: t.one\n-- plan: fts_first\n"), "p")
+    assert (plan.plan_of, plan.plan, plan.shape) == ("t.one", "fts_first", None)
+
+
+@pytest.mark.parametrize(("old", "new", "says"), [
+    ("-- shape: message\n", "-- shape: message\n-- colour: red\n", "unknown header key"),
+    ("-- shape: message\n", "-- shape: message\n-- shape: title\n", "given twice"),
+    ("-- purpose: a test template\n", "", "lacks purpose"),
+    ("-- purpose: a test template\n", "-- purpose:\n", "lacks purpose"),
+    ("-- shape: message\n", "", "declares shape"),
+    ("-- shape: message\n", "-- shape: Message!\n", "not a name"),
+    ("-- shape: message\n", "-- plan: fts_first\n", "go together"),
+    ("-- shape: message\n", "-- plan_of: t.zero\n", "go together"),
+    ("-- shape: message\n", "-- plan_of: t.zero\n-- plan: fastest\n", "unknown plan kind"),
+    ("-- shape: message\n", "-- shape: message\n-- plan_of: t.zero\n-- plan: fts_first\n", "only an evidence"),
+    ("-- evidence_type: decision\n", "-- evidence_type: scope\n", "only an evidence"),
+    ("-- evidence_type: decision\n", "-- evidence_type: gossip\n", "unknown evidence_type"),
+])
+def test_a_malformed_header_is_refused(old: str, new: str, says: str) -> None:
+    assert old in _HEADER
+    with pytest.raises(TemplateFormatError, match=says):
+        parse_template(_HEADER.replace(old, new), "t.one.v1.sql")
+
+
+@pytest.mark.parametrize(("plan", "says"), [
+    ("-- id: t.one.first\n-- evidence_type: decision\n-- plan_of: t.none\n-- plan: fts_first\n", "no evidence"),
+    ("-- id: t.one.first\n-- evidence_type: summary\n-- plan_of: t.one\n-- plan: fts_first\n", "no evidence"),
+    ("-- id: t.one.first\n-- evidence_type: decision\n-- plan_of: t.one.probe\n-- plan: fts_first\n", "no evidence"),
+    ("-- id: t.one.second\n-- evidence_type: decision\n-- plan_of: t.one\n-- plan: term_probe\n", "a second"),
+])
+def test_a_plan_must_name_an_evidence_template_of_its_directory(tmp_path: Path, plan: str, says: str) -> None:
+    probe = "-- id: t.one.probe\n-- evidence_type: decision\n-- plan_of: t.one\n-- plan: term_probe\n"
+    rest = "-- version: 1\n-- purpose: a plan\n-- needs: sessions.id\n-- params: limit\nSELECT 1\n"
+    (tmp_path / "t.one.v1.sql").write_text(_HEADER, encoding="utf-8")
+    (tmp_path / "t.one.probe.v1.sql").write_text(probe + rest, encoding="utf-8")
+    assert [t.id for t in load_templates(tmp_path)] == ["t.one", "t.one.probe"]
+    (tmp_path / "t.one.x.v1.sql").write_text(plan + rest, encoding="utf-8")
+    with pytest.raises(TemplateFormatError, match=says):
+        load_templates(tmp_path)
+
+
+def test_every_shipped_template_declares_what_it_is_for_and_how_its_rows_are_shown() -> None:
+    """Each template says what it is for; each evidence template names a shape of ``evidence.SHAPES`` (every shape
+    is some template's) and markers of ``terms.MARKERS``; each plan names an evidence template of the directory."""
+    from obelisk_session_evidence.retrieval.evidence import SHAPES, check_declared
+    from obelisk_session_evidence.retrieval.terms import MARKERS
+
+    check_declared(TEMPLATES)
+    assert all(t.purpose and "\n" not in t.purpose for t in TEMPLATES)
+    evidence = [t for t in TEMPLATES if t.plan is None and t.evidence_type != "scope"]
+    assert {t.shape for t in evidence} == set(SHAPES)
+    assert {t.markers for t in evidence} - {None} == set(MARKERS)
+    own = {t.id for t in evidence}
+    assert all(t.plan_of in own for t in TEMPLATES if t.plan is not None)

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from obelisk_session_evidence.errors import InvalidQueryTerms
+from obelisk_session_evidence.retrieval.markers import Tokenizers, Tokens
 from obelisk_session_evidence.retrieval.terms import (
     DECISION_WORDS,
     combined_expression,
@@ -15,7 +16,14 @@ from obelisk_session_evidence.retrieval.terms import (
     normalise,
     prepare_terms,
 )
-from obelisk_session_evidence.service import _tokenize_with
+
+_TOKENIZERS = Tokenizers()
+
+
+def _tokenize_with(spec: str) -> Tokens:
+    """The live tokenizer's query tokens, as a request gets them."""
+    return _TOKENIZERS.tokens(spec, query=True)
+
 
 DOCS = [
     "Traceback: ModuleNotFoundError: No module named 'jwt' in src/auth/token.py",

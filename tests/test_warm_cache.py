@@ -1,10 +1,11 @@
 """The warm path (issue 13.4): a remembered scope read never changes an answer, over a live writer.
 
 A real writer process (``tests/writer_proc.py``) commits, checkpoints, rebuilds and swaps the database while
-this process answers the same requests twice in a row: warm (the cache as the previous requests left it) and
-cold (the cache emptied first). Whenever the index's state did not move across the pair, the two envelopes
-must be equal (but for the elapsed time and the marker age, which follow the clock); when it moved, each
-answer must still be a state the writer committed (``tests/test_live_writer.py`` checks that in depth).
+this process answers the same requests twice in a row: warm (one ``WarmState`` kept across the whole run, as
+``serve`` keeps it) and cold (a new ``WarmState``). Whenever the index's state did not move across the pair,
+the two envelopes must be equal (but for the elapsed time and the marker age, which follow the clock); when it
+moved, each answer must still be a state the writer committed (``tests/test_live_writer.py`` checks that in
+depth).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from obelisk_session_evidence import service
+from obelisk_session_evidence.index.memo import index_state
 
 from tests.conftest import REPO, make_request, scope_entry, write_config
 
@@ -58,7 +60,7 @@ def test_warm_answers_equal_cold_answers_over_a_live_writer(tmp_path: Path) -> N
     assert writer.stdout.readline().strip() == b"ready"
     equal = moved = 0
     mismatches: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    hits_before = service.warm_cache_stats()["hits"]
+    kept = service.WarmState()
     started = time.monotonic()
     index = 0
     try:
@@ -68,24 +70,23 @@ def test_warm_answers_equal_cold_answers_over_a_live_writer(tmp_path: Path) -> N
                 query_terms=["zorblax"], limits={"max_sessions": 10, "max_items": 40, "max_snippet_chars": 300,
                                                  "max_total_chars": 20000})).encode()
             index += 1
-            state = service._index_state_key(db)
-            warm = service.answer(request, db_path=db, config_path=config)
-            service.clear_warm_caches()
-            cold = service.answer(request, db_path=db, config_path=config)
-            if state is None or service._index_state_key(db) != state:
+            state = index_state(db)
+            warm = service.answer(request, db_path=db, config_path=config, warm=kept)
+            cold = service.answer(request, db_path=db, config_path=config, warm=service.WarmState())
+            if state is None or index_state(db) != state:
                 moved += 1
                 continue
             if _comparable(warm.envelope) == _comparable(cold.envelope):
                 equal += 1
             else:
                 mismatches.append((warm.envelope, cold.envelope))
-            # leave the cache warm for the next pair's warm answer
-            service.answer(request, db_path=db, config_path=config)
+            # leave the kept state warm for the next pair's warm answer
+            service.answer(request, db_path=db, config_path=config, warm=kept)
     finally:
         stop.write_text("stop")
         _out, err = writer.communicate(timeout=60)
     assert writer.returncode == 0, err.decode(errors="replace")
-    hits = service.warm_cache_stats()["hits"] - hits_before
+    hits = kept.stats()["hits"]
     print(f"\nWARM-CACHE: pairs={index} equal={equal} state_moved={moved} mismatches={len(mismatches)} "
           f"hits={hits}")
     assert not mismatches, mismatches[0]

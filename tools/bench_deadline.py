@@ -52,7 +52,7 @@ from obelisk_session_evidence.service import answer
 db, config, request = sys.argv[1], sys.argv[2], Path(sys.argv[3]).read_bytes()
 started = time.monotonic()
 response = answer(request, db_path=Path(db), config_path=Path(config), config_must_exist=True,
-                  started_at=started, one_shot=True)
+                  started_at=started)
 elapsed_ms = (time.monotonic() - started) * 1000.0
 peak_kb = 0
 for line in Path("/proc/self/status").read_text().splitlines():

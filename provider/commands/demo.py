@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from ..admission.config import EnabledScope, ProviderConfig, save_config
 from ..fixtures.builder import build_fixture
 from ..outputs import write_file_in
-from ..service import answer
+from ..service import WarmState, answer
 
 DEFAULT_DIR = Path("demo-index")
 
@@ -83,8 +83,9 @@ def run_demo(directory: Path | None, *, out: TextIO) -> int:
         out.write(f"  {scope.agent_id} / {scope.project_id} / {scope.repository_id}: {', '.join(scope.sources)}; "
                   f"{', '.join(scope.roots)}\n")
     worst = 0
+    warm = WarmState()  # the demo answers its requests as one serve process would
     for title, request in cases:
-        response = answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config_path)
+        response = answer(json.dumps(request).encode(), db_path=info.db_path, config_path=config_path, warm=warm)
         _show(out, title, response.envelope, response.exit_code)
         worst = max(worst, 1 if response.exit_code == 1 else 0)
     out.write(f"\nsample request: {sample}\n")

@@ -6,7 +6,7 @@ Opening strategy (the choice this module exists to make):
   ``SQLITE_OPEN_READONLY | SQLITE_OPEN_URI``. SQLite then reads committed WAL frames through the existing
   ``-shm``; in a directory the provider cannot write, it uses the ``-shm`` read-only.
 * neither present (a cleanly closed database, the common case for a user's index between builds): opening
-  ``mode=ro`` would *create* ``-wal`` and ``-shm`` beside the database (measured: 0 B and 32 KiB, left behind)
+  ``mode=ro`` would *create* ``-wal`` and ``-shm`` beside the database (and leave them behind)
   in a writable directory, and fail every read with ``SQLITE_READONLY_DIRECTORY`` in an unwritable one. The
   provider instead opens ``mode=ro&immutable=1``, which creates nothing, and *verifies* the premise of
   immutability around the read: the database file's identity (device, inode, size, mtime and ctime in ns) is

@@ -22,6 +22,8 @@ Cursor text is never kept in the parsed value (the Codex v4 state is tens of KB 
 are NamedTuples (the tombstone, which has no field, a plain class): one is built per ``index_state`` row read.
 """
 
+import base64
+import binascii
 import functools
 import json
 import math
@@ -196,9 +198,6 @@ def decode_codex_v4_source_size(field: str, *, max_chars: int = MAX_CODEX_V4_STA
     """``sourceSize`` from the base64url JSON state of a Codex v4 cursor; None when it cannot be trusted."""
     if not field or len(field) > max_chars or not _b64url_re().fullmatch(field):
         return None
-    import base64  # only a Codex v4 cursor is base64url (cold start)
-    import binascii
-
     padded = field + "=" * (-len(field) % 4)
     try:
         raw = base64.urlsafe_b64decode(padded.encode("ascii"))

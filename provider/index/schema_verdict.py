@@ -18,19 +18,19 @@ Verdicts, most severe first (the first that applies wins):
     pinned one, a missing index or trigger, a changed declaration): non-additive drift that no template
     depends on is reported, not failed on.
 
-:func:`schema_verdict` is cached in-process by the database file's identity (device, inode) and SQLite's
-schema cookie, so a long-lived ``serve`` process pays for the introspection once per schema. The operators'
-``check-schema`` command (``check_schema``) renders the same verdict; this module imports neither it nor
-sqlglot, so a cold ``query`` does not load them.
+:func:`schema_verdict` may keep its verdicts in a :class:`VerdictCache`, by the database file's identity (device,
+inode) and SQLite's schema cookie, so a warm ``serve`` pays for the introspection once per schema. The operators'
+``check-schema`` command renders the same verdict.
 """
 
-import _thread
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 
-from ..templates.catalog import SCOPE_KIND, TEMPLATE_DIR, load_templates
+from ..templates.catalog import SCOPE_KIND, TEMPLATE_DIR, Template, load_templates
 from .connection import ReadSnapshot
 from .live_schema import LiveSchema, core_problems, read_live_schema, unmet_needs
 from .snapshots import SNAPSHOT_DIR, Difference, capture, load_snapshots, nearest
@@ -38,7 +38,8 @@ from .snapshots import SNAPSHOT_DIR, Difference, capture, load_snapshots, neares
 Verdict = Literal["exact", "compatible", "degraded", "incompatible"]
 EXIT_FOR: Final[dict[str, int]] = {"exact": 0, "compatible": 0, "degraded": 1, "incompatible": 2,
                                    "unreadable": 2}
-_CACHE_SIZE: Final = 32
+#: Verdicts a :class:`VerdictCache` keeps at most.
+VERDICTS_KEPT: Final = 32
 
 
 class TemplateVerdict(NamedTuple):
@@ -95,6 +96,15 @@ class SchemaVerdict(NamedTuple):
     def exit_code(self) -> int:
         return EXIT_FOR[self.verdict]
 
+    @property
+    def missing(self) -> dict[str, tuple[str, ...]]:
+        """The columns each template (by key) needs and the live schema lacks."""
+        return {t.template: t.missing for t in self.templates}
+
+    def has_column(self, table: str, column: str) -> bool:
+        """Whether the live schema's ``table`` has ``column``."""
+        return any(t["name"] == table and any(c["name"] == column for c in t["columns"]) for t in self.live["tables"])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "verdict": self.verdict,
@@ -116,14 +126,30 @@ class SchemaVerdict(NamedTuple):
         }
 
 
-_CacheKey = tuple[int, int, int, str, str]
-_cache: OrderedDict[_CacheKey, SchemaVerdict] = OrderedDict()
-_cache_lock = _thread.allocate_lock()  # threading.Lock itself, without importing threading
+VerdictKey = tuple[int, int, int, str, str]
 
 
-def clear_cache() -> None:
-    with _cache_lock:
-        _cache.clear()
+@dataclass(slots=True)
+class VerdictCache:
+    """Schema verdicts a warm process keeps, by file identity, schema cookie and the snapshot and template
+    directories judged against (least recently used out)."""
+
+    size: int = VERDICTS_KEPT
+    verdicts: OrderedDict[VerdictKey, SchemaVerdict] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self, key: VerdictKey) -> SchemaVerdict | None:
+        with self.lock:
+            found = self.verdicts.get(key)
+            if found is not None:
+                self.verdicts.move_to_end(key)
+            return found
+
+    def put(self, key: VerdictKey, verdict: SchemaVerdict) -> None:
+        with self.lock:
+            self.verdicts[key] = verdict
+            while len(self.verdicts) > self.size:
+                self.verdicts.popitem(last=False)
 
 
 #: Why each core column is core (``live_schema.CORE_COLUMNS``): what breaks without it.
@@ -223,12 +249,12 @@ def template_state(verdict: SchemaVerdict, template: TemplateVerdict) -> str:
 
 
 def _judge(live: LiveSchema, captured: dict[str, Any], snapshots: Sequence[dict[str, Any]],
-           template_dir: Path) -> SchemaVerdict:
+           judged: Sequence[Template]) -> SchemaVerdict:
     pinned, differences = nearest(captured, snapshots)
     problems = tuple(core_problems(live)) + tuple(scope_collation_problems(captured))
     templates = tuple(
         TemplateVerdict(t.key, t.evidence_type, tuple(unmet_needs(live, t.needs)))
-        for t in load_templates(template_dir)
+        for t in judged
     )
     verdict: Verdict
     if problems:
@@ -255,25 +281,23 @@ def _judge(live: LiveSchema, captured: dict[str, Any], snapshots: Sequence[dict[
     )
 
 
-def schema_verdict(snap: ReadSnapshot, *, snapshot_dir: Path = SNAPSHOT_DIR,
-                   template_dir: Path = TEMPLATE_DIR) -> SchemaVerdict:
-    """The schema verdict of the database behind ``snap``, cached by (file identity, schema cookie).
+def schema_verdict(snap: ReadSnapshot, *, snapshot_dir: Path = SNAPSHOT_DIR, template_dir: Path = TEMPLATE_DIR,
+                   templates: Sequence[Template] | None = None, cache: VerdictCache | None = None) -> SchemaVerdict:
+    """The schema verdict of the database behind ``snap`` against the templates of ``template_dir`` (``templates``:
+    those already loaded from it), kept in ``cache`` when one is given.
 
     Raises :class:`~provider.index.snapshots.SnapshotError` when a pinned snapshot is malformed.
     """
     cookie_row = snap.one("PRAGMA schema_version")
     cookie = int(cookie_row[0]) if cookie_row else -1
-    key: _CacheKey = (snap.identity.dev, snap.identity.ino, cookie, str(snapshot_dir), str(template_dir))
-    with _cache_lock:
-        cached = _cache.get(key)
-        if cached is not None:
-            _cache.move_to_end(key)
-            return cached
+    key: VerdictKey = (snap.identity.dev, snap.identity.ino, cookie, str(snapshot_dir), str(template_dir))
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        return cached
     live = read_live_schema(snap)
     captured = capture(snap)
-    computed = _judge(live, captured, load_snapshots(snapshot_dir), template_dir)
-    with _cache_lock:
-        _cache[key] = computed
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    judged = templates if templates is not None else load_templates(template_dir)
+    computed = _judge(live, captured, load_snapshots(snapshot_dir), judged)
+    if cache is not None:
+        cache.put(key, computed)
     return computed

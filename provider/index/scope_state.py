@@ -8,14 +8,16 @@ homes come from a bounded skip-scan of that key. The revision (``revision.index_
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from ..paths import Roots
 from ..templates.catalog import Template
 from ..templates.params import NO_UPPER_BOUND, roots_json
 from .connection import ReadSnapshot
-from .revision import CURSOR_READ_CHARS, IndexRow
+from .memo import RequestMemo
+from .revision import CURSOR_READ_CHARS, IndexRow, index_revision
 
 #: Sessions in one scope at most (the scope template's LIMIT); reaching it marks the result truncated.
 SCOPE_SESSION_CEILING = 200_000
@@ -23,6 +25,8 @@ SCOPE_SESSION_CEILING = 200_000
 MAX_HOME_STEPS: Final = 64
 #: Marker rows read at most.
 MAX_MARKERS: Final = 200
+#: ``index_state`` lookups of more paths than this are not remembered (bounds a warm process's memory).
+REMEMBERED_PATHS_MAX: Final = 5_000
 _HOME_MARKERS: Final = ("/.claude/", "/.codex/", "/.kimi-code/", "/.pi/")
 _TOP: Final = "\U0010ffff"
 #: The characters a JSON string cannot hold as they are: control characters, the quote and the backslash.
@@ -31,7 +35,7 @@ _JSON_ESCAPED: Final = (*map(chr, range(0x20)), '"', "\\")
 #: Every statement of this module (fixed text; tests/test_query_plans.py checks each one's plan).
 #: The rows of given paths: one primary-key lookup per element of the JSON array, in its order (``CROSS JOIN``
 #: keeps the array the outer loop whatever the statistics; a join, not ``IN (SELECT ...)``, which first builds
-#: a temporary index of the array: measured cheaper per request).
+#: a temporary index of the array: cheaper per request).
 #: The columns come typed as ``IndexRow`` (as ``revision.STATE_ROWS_SQL`` reads them), so rows are kept as read.
 UNIT_ROWS_SQL: Final = (
     "SELECT s.jsonl_path, "
@@ -233,3 +237,47 @@ def transcript_homes(snap: ReadSnapshot, seeks: list[Seek] | None = None) -> tup
             after = path
     return tuple(sorted(homes))
 
+
+
+@dataclass(slots=True)
+class ScopeState:
+    """A request's reads of its scope's state inside its snapshot, each remembered per index state (``memo``;
+    every value is what a fresh read gives again). ``seeks`` holds what the homes skip-scan learned of
+    ``index_state``'s key, which answers the prefix probes of the same snapshot."""
+
+    snap: ReadSnapshot
+    memo: RequestMemo
+    has_cursor: bool
+    seeks: list[Seek] = field(default_factory=list)
+
+    def scope_rows(self, scope: Template, *, sources: Sequence[str], roots: Roots, since: str,
+                   until: str) -> ScopeRows:
+        """:func:`read_scope_rows`."""
+        return self.memo.get(("scope", scope.digest, tuple(sources), roots.spellings, roots.real_paths, since, until),
+                             lambda: read_scope_rows(self.snap, scope, sources=sources, roots=roots, since=since,
+                                                     until=until))
+
+    def marker_rows(self) -> dict[str, object]:
+        """:func:`read_marker_rows`."""
+        return self.memo.get(("markers",), lambda: read_marker_rows(self.snap))
+
+    def revision(self, schema_cookie: int, markers: Mapping[str, object]) -> str:
+        """``revision.index_revision`` of this snapshot."""
+        return self.memo.get(("revision", schema_cookie, self.snap.mode),
+                             lambda: index_revision(self.snap, schema_cookie=schema_cookie,
+                                                    identity=self.snap.identity, markers=markers))
+
+    def transcript_homes(self) -> tuple[str, ...]:
+        """:func:`transcript_homes` (its seeks go to ``seeks`` when it runs)."""
+        return self.memo.get(("homes",), lambda: transcript_homes(self.snap, self.seeks))
+
+    def unit_rows(self, paths: Sequence[str]) -> Mapping[str, IndexRow]:
+        """:func:`read_unit_rows` (not remembered past :data:`REMEMBERED_PATHS_MAX` paths)."""
+        if len(paths) > REMEMBERED_PATHS_MAX:
+            return read_unit_rows(self.snap, paths, has_cursor=self.has_cursor)
+        return self.memo.get(("rows", self.has_cursor, tuple(paths)),
+                             lambda: read_unit_rows(self.snap, paths, has_cursor=self.has_cursor))
+
+    def has_rows_under(self, prefix: str) -> bool:
+        """:func:`has_rows_under`, told by ``seeks`` where they can tell."""
+        return self.memo.get(("prefix", prefix), lambda: has_rows_under(self.snap, prefix, self.seeks))

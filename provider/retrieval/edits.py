@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from .cells import cell_text, load_json
@@ -34,20 +35,17 @@ _CLAUDE_EDITS = frozenset({"edit", "multiedit", "write", "notebookedit", "str_re
 PATCH_MARKER = "*** Begin Patch"
 
 
+@dataclass(slots=True)
 class FileEdit:
     """One file's change: ``op`` is add, update, delete, write, edit or notebook."""
 
-    __slots__ = ("added", "moved_to", "op", "path", "removed", "symbols")
-
-    def __init__(self, op: str, path: str, *, moved_to: str | None = None, symbols: list[str] | None = None,
-                 removed: list[str] | None = None, added: list[str] | None = None) -> None:
-        self.op = op
-        self.path = path
-        self.moved_to = moved_to
-        #: ``@@`` context lines (the function or class touched)
-        self.symbols: list[str] = [] if symbols is None else symbols
-        self.removed: list[str] = [] if removed is None else removed
-        self.added: list[str] = [] if added is None else added
+    op: str
+    path: str
+    _: KW_ONLY
+    moved_to: str | None = None
+    symbols: list[str] = field(default_factory=list)  # ``@@`` context lines (the function or class touched)
+    removed: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
 
 
 def _unescaped(raw: str) -> str:

@@ -6,16 +6,20 @@ defensive (values may be truncated JSON); anything unparseable falls back to pla
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..contract.wire import EvidenceType
+from ..errors import TemplateRejected
 from ..paths import relative_to_roots, strip_roots
+from ..templates.catalog import SCOPE_KIND, Template
 from .cells import cell_flag, cell_text, load_json
 from .edits import read_edits
-from .engine import READ_HEAD, RawHit
+from .engine import READ_HEAD
+from .hits import RawHit
 from .outcome import Outcome, read_outcome, tail_output
 from .snippets import ReadWindow, Shown, drop_cut_edge, edit_story, tool_story, window_story
-from .terms import RESOLUTION_CUES, ascii_lower, has_resolution_cue
+from .terms import MARKERS, RESOLUTION_CUES, ascii_lower, has_resolution_cue
 
 _WS = re.compile(r"\s+")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
@@ -37,8 +41,8 @@ class Candidate(NamedTuple):
     redactions: tuple[tuple[str, int], ...] = ()
     #: The command of a tool call (to recognise the same command run again), else None.
     command: str | None = None
-    #: "" for evidence found by the query terms; "resolution_message" / "resolution_call" for what happened
-    #: after a failure (see ``retrieval.resolution``).
+    #: "" for evidence found by the query terms; :data:`RESOLUTION_MESSAGE` / :data:`RESOLUTION_CALL` for what
+    #: happened after a failure (see ``retrieval.resolution``).
     kind: str = ""
     #: The message_ref of the failure a resolution follows.
     follows: str | None = None
@@ -145,8 +149,123 @@ def _window_text(row: Mapping[str, Any], terms: Sequence[str], read: ReadWindow,
                         pre=read.pre, budget=read.compose)
 
 
-#: The templates whose rows tell what happened after a failure (``retrieval.resolution`` keeps a few of them).
-RESOLUTION_TEMPLATES = ("prior_failure.resolution_messages", "prior_failure.resolution_calls")
+#: The kinds of candidate that tell what happened after a failure (``retrieval.resolution`` links them).
+RESOLUTION_MESSAGE = "resolution_message"
+RESOLUTION_CALL = "resolution_call"
+
+
+class Shaped(NamedTuple):
+    """A row's composed text, the command of a tool call, and the row's score where the shape computes it."""
+
+    shown: Shown
+    command: str | None = None
+    score: float | None = None
+
+
+class Compose(NamedTuple):
+    """What composing a row's text reads besides the row: the terms (``instr`` variants), the bound roots'
+    spellings and how text is windowed."""
+
+    terms: Sequence[str]
+    roots: Sequence[str]
+    read: ReadWindow
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """How the rows of one shape become candidates: ``compose`` gives the text (None: the row is not evidence
+    after all); ``priority`` breaks ties after score (a recorded outcome, 0, before narration, 1); a shape of
+    what happened after a failure has a ``kind`` and ``link``, the facts ``retrieval.resolution`` links it by
+    (whether it states a cause or fix, the command; None: no resolution after all)."""
+
+    compose: Callable[[RawHit, Compose], Shaped | None]
+    priority: int = 1
+    kind: str = ""
+    link: Callable[[Mapping[str, Any]], tuple[bool, str | None] | None] | None = None
+
+
+def _tool_call(hit: RawHit, c: Compose) -> Shaped | None:
+    row = hit.row
+    shown, failed = _tool_text(row, c.terms, c.read.compose)
+    if hit.evidence_type == "prior_failure" and not failed:
+        return None  # the SQL prefilter is a superset: the outcome reader finds it succeeded
+    return Shaped(shown, command_text(row.get("call_name"), row.get("call_input")))
+
+
+def _resolution_call(hit: RawHit, c: Compose) -> Shaped | None:
+    row = hit.row
+    shown, failed = _tool_text(row, c.terms, c.read.compose)
+    if failed:
+        return None  # a call that failed again is no resolution
+    shown.text = "[what happened next] " + shown.text
+    return Shaped(shown, command_text(row.get("call_name"), row.get("call_input")))
+
+
+def _call_link(row: Mapping[str, Any]) -> tuple[bool, str | None] | None:
+    if tool_outcome_of(row)[0].failed:
+        return None
+    return True, command_text(row.get("call_name"), row.get("call_input"))
+
+
+def _resolution_message(hit: RawHit, c: Compose) -> Shaped:
+    row = hit.row
+    who = "[user] " if row.get("role") == "user" else ""
+    start, body, score = resolution_window(cell_text(row.get("text")), RESOLUTION_CUES, c.read)
+    shown = _window_text({**row, "window_start": start, "body": body}, RESOLUTION_CUES, c.read,
+                         f"[what happened next] {who}")
+    return Shaped(shown, score=float(score))
+
+
+def _message_link(row: Mapping[str, Any]) -> tuple[bool, str | None]:
+    # The message's score (resolution_window) counts the cues in its first READ_HEAD characters: it is 0
+    # exactly when none is there, all that linking asks of it.
+    return has_resolution_cue(row.get("text")), None  # a BLOB read as SQLite would read it
+
+
+def _title(hit: RawHit, c: Compose) -> Shaped:
+    return Shaped(window_story("[session title] ", cell_text(hit.row.get("body")), terms=c.terms, cut_start=False,
+                               cut_end=False, pre=c.read.pre, budget=c.read.compose))
+
+
+def _summary(hit: RawHit, c: Compose) -> Shaped:
+    return Shaped(_window_text(hit.row, c.terms, c.read, f"[{cell_text(hit.row.get('summary_kind')) or 'summary'}] "))
+
+
+def _labelled(label: str) -> Callable[[RawHit, Compose], Shaped]:
+    """A keyword window of the row's text, after ``label``."""
+    return lambda hit, c: Shaped(_window_text(hit.row, c.terms, c.read, label))
+
+
+#: The shapes a template may declare (``-- shape:``), by name. Adding an evidence source whose rows read like
+#: none of these means adding its function here (``sql_templates/README.md``).
+SHAPES: Mapping[str, Shape] = {
+    "message": Shape(_labelled("")),
+    "reasoning": Shape(_labelled("[reasoning] ")),
+    "tool_call": Shape(_tool_call, priority=0),
+    "file_edit": Shape(lambda hit, c: Shaped(_file_text(hit.row, c.roots, c.terms, c.read.compose)), priority=0),
+    "summary": Shape(_summary, priority=0),
+    "compaction": Shape(_labelled("[compaction summary] "), priority=0),
+    "title": Shape(_title),
+    "resolution_message": Shape(_resolution_message, kind=RESOLUTION_MESSAGE, link=_message_link),
+    "resolution_call": Shape(_resolution_call, kind=RESOLUTION_CALL, link=_call_link),
+}
+
+
+def shape_of(template: Template) -> Shape:
+    """The shape of ``template``'s rows; ``TemplateRejected`` when it declares one this provider does not know."""
+    shape = SHAPES.get(template.shape or "")
+    if shape is None:
+        raise TemplateRejected(f"template {template.id} v{template.version} declares an unknown shape")
+    return shape
+
+
+def check_declared(templates: Sequence[Template]) -> None:
+    """Refuse (``TemplateRejected``) an evidence template whose shape or markers this provider does not know."""
+    for template in templates:
+        if template.plan is None and template.evidence_type != SCOPE_KIND:
+            shape_of(template)
+        if template.markers is not None and template.markers not in MARKERS:
+            raise TemplateRejected(f"template {template.id} v{template.version} declares unknown markers")
 
 
 class PendingResolution(NamedTuple):
@@ -165,64 +284,30 @@ class PendingResolution(NamedTuple):
 
 def pending_resolution(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str],
                        window: int) -> PendingResolution | None:
-    """The :class:`PendingResolution` of a row of a resolution template (None where :func:`candidate` gives
-    None: a call that failed again is no resolution); its ``compose`` is that :func:`candidate`."""
+    """The :class:`PendingResolution` of a row of a resolution shape (None where :func:`candidate` gives None:
+    a call that failed again is no resolution); its ``compose`` is that :func:`candidate`."""
+    shape = shape_of(hit.template)
+    facts = shape.link(hit.row) if shape.link is not None else None
+    if facts is None:
+        return None
     row = hit.row
-    if hit.template_id == "prior_failure.resolution_calls":
-        if tool_outcome_of(row)[0].failed:
-            return None
-        kind, cued = "resolution_call", True
-        command: str | None = command_text(row.get("call_name"), row.get("call_input"))
-    else:
-        # The message's score (resolution_window) counts the cues in its first READ_HEAD characters: it is 0
-        # exactly when none is there, all that linking asks of it.
-        kind, command = "resolution_message", None
-        cued = has_resolution_cue(row.get("text"))  # a BLOB read as SQLite would read it
     return PendingResolution(
-        kind=kind, session_ref=str(row["session_id"]),
+        kind=shape.kind, session_ref=str(row["session_id"]),
         message_ref=str(row["message_ref"]) if row.get("message_ref") is not None else None,
-        observed_at=str(row["observed_at"]) if row.get("observed_at") else None, cued=cued, command=command,
+        observed_at=str(row["observed_at"]) if row.get("observed_at") else None, cued=facts[0], command=facts[1],
         compose=lambda: candidate(hit, terms=terms, roots=roots, window=window))
 
 
 def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window: int) -> Candidate | None:
-    """The evidence candidate of one row, or None when the row is not evidence of its type after all (a
-    ``prior_failure`` tool row that the outcome reader finds succeeded: the SQL prefilter is a superset)."""
+    """The evidence candidate of one row, composed by its template's shape, or None when the row is not evidence
+    of its type after all (a ``prior_failure`` tool row that the outcome reader finds succeeded: the SQL
+    prefilter is a superset)."""
+    shape = shape_of(hit.template)
+    shaped = shape.compose(hit, Compose(terms, roots, ReadWindow(window)))
+    if shaped is None:
+        return None
     row = hit.row
-    template_id = hit.template_id  # a plan's rows are shown as its template's
-    read = ReadWindow(window)
-    command: str | None = None
-    kind = ""
-    if template_id in ("prior_failure.tool_results", "tool_outcome.tool_calls", "prior_failure.resolution_calls"):
-        command = command_text(row.get("call_name"), row.get("call_input"))
-        shown, failed = _tool_text(row, terms, read.compose)
-        if template_id == "prior_failure.resolution_calls":
-            if failed:
-                return None
-            kind = "resolution_call"
-            shown.text = "[what happened next] " + shown.text
-        elif hit.evidence_type == "prior_failure" and not failed:
-            return None
-    elif template_id == "prior_failure.resolution_messages":
-        kind = "resolution_message"
-        who = "[user] " if row.get("role") == "user" else ""
-        start, body, score = resolution_window(cell_text(row.get("text")), RESOLUTION_CUES, read)
-        row = {**row, "window_start": start, "body": body, "score": score}
-        shown = _window_text(row, RESOLUTION_CUES, read, f"[what happened next] {who}")
-    elif template_id == "file_history.tool_calls":
-        shown = _file_text(row, roots, terms, read.compose)
-    elif template_id == "summary.summaries":
-        shown = _window_text(row, terms, read, f"[{cell_text(row.get('summary_kind')) or 'summary'}] ")
-    elif template_id == "summary.compactions":
-        shown = _window_text(row, terms, read, "[compaction summary] ")
-    elif template_id == "decision.reasoning":
-        shown = _window_text(row, terms, read, "[reasoning] ")
-    elif template_id == "summary.titles":
-        shown = window_story("[session title] ", cell_text(row.get("body")), terms=terms, cut_start=False,
-                             cut_end=False, pre=read.pre, budget=read.compose)
-    else:
-        shown = _window_text(row, terms, read)
-    text = strip_roots(shown.text, roots)  # paths inside a bound root: repository-relative
+    text = strip_roots(shaped.shown.text, roots)  # paths inside a bound root: repository-relative
     sidechain = cell_flag(row.get("sidechain"))
     if sidechain:
         text = "[subagent] " + text
@@ -234,11 +319,11 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
         observed_at=str(row["observed_at"]) if row.get("observed_at") else None,
         revision_ref=str(row["git_branch"]) if row.get("git_branch") else None,
         text=text,
-        score=float(row.get("score") or 0),
+        score=shaped.score if shaped.score is not None else float(row.get("score") or 0),
         sidechain=sidechain,
         fold_key=f"{hit.evidence_type}\x1f{_squash(fold_basis)}",
-        priority=0 if template_id.endswith(("tool_results", "tool_calls", "summaries", "compactions")) else 1,
-        redactions=tuple(sorted(shown.redactions.items())),
-        command=command,
-        kind=kind,
+        priority=shape.priority,
+        redactions=tuple(sorted(shaped.shown.redactions.items())),
+        command=shaped.command,
+        kind=shape.kind,
     )

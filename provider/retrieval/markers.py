@@ -18,10 +18,13 @@ Used only under the default ``unicode61`` tokenizer (no options; it reports no c
 
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from functools import lru_cache
-from typing import NamedTuple, cast
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from typing import Final, NamedTuple, cast
 
 import apsw
+
+from .terms import PreparedTerms, prepare_terms
 
 #: Tokens of a text (``apsw.FTS5_TOKENIZE_QUERY`` or ``_DOCUMENT``).
 Tokens = Callable[[str], list[str]]
@@ -33,7 +36,6 @@ class UndecidableText(Exception):
     """A text cannot be decided here (not text, or the tokenizer refused it): FTS5 decides instead."""
 
 
-@lru_cache(maxsize=8)
 def fts5_tokens(spec: str, *, query: bool) -> Tokens:
     """The tokens the FTS5 tokenizer ``spec`` (``tokenize=`` words; default ``unicode61``) gives a text as a
     query (``query``) or as an indexed document. One in-memory connection per spec and mode."""
@@ -106,43 +108,62 @@ def decides_markers(tokenizer: str | None, tokenizer_spec: str | None) -> bool:
     return tokenizer == "unicode61" and (tokenizer_spec is None or tokenizer_spec.split() == ["unicode61"])
 
 
-def term_matcher(fts_terms: Sequence[str]) -> MarkerMatcher | None:
-    """The matcher of the query terms' half of an FTS expression, ``"term" OR "term" …`` (``PreparedTerms.fts_any``
-    under ``unicode61``): each quoted string is a phrase of its query tokens, never a prefix. None when a term is
-    not one quoted string or gives no token (FTS5 then decides)."""
-    return _terms(tuple(fts_terms))
-
-
-@lru_cache(maxsize=16)
-def _terms(fts_terms: tuple[str, ...]) -> MarkerMatcher | None:
-    query = fts5_tokens("unicode61", query=True)
+def _term_matcher(tokens: Callable[..., Tokens], fts_terms: tuple[str, ...]) -> MarkerMatcher | None:
+    query = tokens("unicode61", query=True)
     patterns: list[str] = []
     for quoted in fts_terms:
         inner = quoted[1:-1]
         if len(quoted) < 2 or quoted[0] != '"' or quoted[-1] != '"' or inner.replace('""', "").count('"'):
             return None
-        tokens = query(inner.replace('""', '"'))
-        if not tokens:
+        found = query(inner.replace('""', '"'))
+        if not found:
             return None
-        patterns.append(_BETWEEN_WORDS + _BETWEEN_WORDS.join(tokens) + _BETWEEN_WORDS)
+        patterns.append(_BETWEEN_WORDS + _BETWEEN_WORDS.join(found) + _BETWEEN_WORDS)
     if not patterns:
         return None
-    return MarkerMatcher(tuple(dict.fromkeys(patterns)), fts5_tokens("unicode61", query=False))
+    return MarkerMatcher(tuple(dict.fromkeys(patterns)), tokens("unicode61", query=False))
 
 
-def marker_matcher(words: Sequence[str]) -> MarkerMatcher | None:
-    """The matcher of ``terms.marker_expression(words, "unicode61")``; None when a word gives no token."""
-    return _matcher(tuple(words))
-
-
-@lru_cache(maxsize=16)
-def _matcher(words: tuple[str, ...]) -> MarkerMatcher | None:
-    query = fts5_tokens("unicode61", query=True)
+def _marker_matcher(tokens: Callable[..., Tokens], words: tuple[str, ...]) -> MarkerMatcher | None:
+    query = tokens("unicode61", query=True)
     patterns: list[str] = []
     for word in words:
-        tokens = query(word)
-        if not tokens:
+        found = query(word)
+        if not found:
             return None
         prefix = " " not in word  # terms.marker_expression: the prefix form unless the word has a space
-        patterns.append(_BETWEEN_WORDS + _BETWEEN_WORDS.join(tokens) + ("" if prefix else _BETWEEN_WORDS))
-    return MarkerMatcher(tuple(dict.fromkeys(patterns)), fts5_tokens("unicode61", query=False))
+        patterns.append(_BETWEEN_WORDS + _BETWEEN_WORDS.join(found) + ("" if prefix else _BETWEEN_WORDS))
+    return MarkerMatcher(tuple(dict.fromkeys(patterns)), tokens("unicode61", query=False))
+
+
+#: Tokenizers (by spec and mode) and matchers a :class:`Tokenizers` keeps at most, least recently used out.
+TOKENIZERS_KEPT: Final = 8
+MATCHERS_KEPT: Final = 16
+
+
+@dataclass(slots=True)
+class Tokenizers:
+    """The live tokenizer's tokens (one in-memory connection per spec and mode) and the matchers built on them.
+    A warm process keeps one; each value is a pure function of its arguments."""
+
+    tokens: Callable[..., Tokens] = field(default_factory=lambda: lru_cache(maxsize=TOKENIZERS_KEPT)(fts5_tokens))
+    _terms: Callable[[tuple[str, ...]], MarkerMatcher | None] = field(init=False)
+    _markers: Callable[[tuple[str, ...]], MarkerMatcher | None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._terms = lru_cache(maxsize=MATCHERS_KEPT)(partial(_term_matcher, self.tokens))
+        self._markers = lru_cache(maxsize=MATCHERS_KEPT)(partial(_marker_matcher, self.tokens))
+
+    def prepare_terms(self, raw_terms: Sequence[str], *, tokenizer: str, spec: str | None) -> PreparedTerms:
+        """``terms.prepare_terms`` with the query tokens of the live tokenizer (``spec``; None: ``unicode61``)."""
+        return prepare_terms(raw_terms, tokenizer=tokenizer, tokenize=self.tokens(spec or "unicode61", query=True))
+
+    def term_matcher(self, fts_terms: Sequence[str]) -> MarkerMatcher | None:
+        """The matcher of the query terms' half of an FTS expression, ``"term" OR "term" …``
+        (``PreparedTerms.fts_any`` under ``unicode61``): each quoted string is a phrase of its query tokens, never
+        a prefix. None when a term is not one quoted string or gives no token (FTS5 then decides)."""
+        return self._terms(tuple(fts_terms))
+
+    def marker_matcher(self, words: Sequence[str]) -> MarkerMatcher | None:
+        """The matcher of ``terms.marker_expression(words, "unicode61")``; None when a word gives no token."""
+        return self._markers(tuple(words))

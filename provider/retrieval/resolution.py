@@ -14,12 +14,41 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from .evidence import Candidate, PendingResolution
+from .evidence import (
+    RESOLUTION_CALL,
+    RESOLUTION_MESSAGE,
+    Candidate,
+    PendingResolution,
+    candidate,
+    pending_resolution,
+    shape_of,
+)
+from .hits import RawHit
+from .terms import PreparedTerms, match_variants
 
-RESOLUTION_MESSAGE = "resolution_message"
-RESOLUTION_CALL = "resolution_call"
 #: Messages kept per session after its failures (the user supplying what was missing, the agent's account).
 MESSAGES_PER_SESSION = 3
+
+
+def candidates_of(hits: Sequence[RawHit], *, terms: PreparedTerms, roots: Sequence[str],
+                  window: int) -> list[Candidate]:
+    """The candidates of a run's rows, each composed by its template's shape (``evidence.SHAPES``): what happened
+    after a failure is kept only when it follows one of its session (and composed only then); under a trigram
+    post-filter only the candidates that name a term are kept. ``roots``: each bound root's spellings."""
+    variants = match_variants(terms.instr_terms, roots)
+    made: list[Candidate] = []
+    pending: list[PendingResolution] = []
+    for hit in hits:
+        if shape_of(hit.template).kind:
+            found = pending_resolution(hit, terms=variants, roots=roots, window=window)
+            if found is not None:
+                pending.append(found)
+        else:
+            composed = candidate(hit, terms=variants, roots=roots, window=window)
+            if composed is not None:
+                made.append(composed)
+    linked = link_resolutions(made, pending)
+    return [c for c in linked if c.score > 0] if terms.post_filter_terms else linked
 
 
 def _is_failure(c: Candidate) -> bool:
@@ -46,19 +75,9 @@ def link_resolutions(candidates: Sequence[Candidate],
                                                    if c.kind in (RESOLUTION_MESSAGE, RESOLUTION_CALL)]
     resolutions = sorted([*given, *pending], key=lambda c: (c.observed_at or "", c.message_ref or ""))
     for res in resolutions:
-        before = [f for f in failures.get(res.session_ref, ())
-                  if (f.observed_at or "") < (res.observed_at or "")
-                  and (res.kind == RESOLUTION_MESSAGE or (f.command is not None and f.command == res.command))]
-        if not before:
-            continue
-        anchor = max(before, key=lambda f: (f.observed_at or "", f.message_ref or ""))
-        if res.kind == RESOLUTION_MESSAGE and not _cued(res):
-            slot = (res.session_ref, "user")  # a user message without a cue: only the first after a failure
-            limit = 1
-        else:
-            slot = (res.session_ref, res.kind if res.kind == RESOLUTION_MESSAGE else f"{res.kind}:{res.command}")
-            limit = MESSAGES_PER_SESSION if res.kind == RESOLUTION_MESSAGE else 1
-        if taken[slot] >= limit:
+        anchor = _anchor(res, failures.get(res.session_ref, ()))
+        slot, limit = _slot(res)
+        if anchor is None or taken[slot] >= limit:
             continue
         composed = res.compose() if isinstance(res, PendingResolution) else res
         if composed is None:  # pragma: no cover - pending_resolution already left out what composes to None
@@ -68,18 +87,32 @@ def link_resolutions(candidates: Sequence[Candidate],
     return out
 
 
+def _anchor(res: Candidate | PendingResolution, failures: Sequence[Candidate]) -> Candidate | None:
+    """The latest failure of the session before ``res`` that it can resolve (a call: one of the same command)."""
+    before = [f for f in failures
+              if (f.observed_at or "") < (res.observed_at or "")
+              and (res.kind == RESOLUTION_MESSAGE or (f.command is not None and f.command == res.command))]
+    return max(before, key=lambda f: (f.observed_at or "", f.message_ref or "")) if before else None
+
+
+def _slot(res: Candidate | PendingResolution) -> tuple[tuple[str, str], int]:
+    """What a kept resolution counts against, and how many that slot holds: a user message without a cue only
+    the first after a failure, the messages stating a cause or fix a few per session, a call one per command."""
+    if res.kind == RESOLUTION_MESSAGE and not _cued(res):
+        return (res.session_ref, "user"), 1
+    if res.kind == RESOLUTION_MESSAGE:
+        return (res.session_ref, res.kind), MESSAGES_PER_SESSION
+    return (res.session_ref, f"{res.kind}:{res.command}"), 1
+
+
 def place_after_failures(ordered: Sequence[Candidate]) -> list[Candidate]:
     """Move each resolution right after the failure it follows (or the first failure item of its session when
     that failure was folded into another item); the rest keeps its order."""
-    rest = [c for c in ordered if c.follows is None]
-    placed = list(rest)
+    placed = [c for c in ordered if c.follows is None]
     followers = sorted((c for c in ordered if c.follows is not None),
                        key=lambda c: (c.observed_at or "", c.message_ref or ""))
     for res in followers:  # in time order, so a session's story reads forward
-        anchor = next((i for i, c in enumerate(placed) if c.message_ref == res.follows), None)
-        if anchor is None:
-            anchor = next((i for i, c in enumerate(placed) if c.session_ref == res.session_ref and _is_failure(c)),
-                          None)
+        anchor = _anchor_index(placed, res)
         if anchor is None:
             placed.append(res)
             continue
@@ -88,3 +121,11 @@ def place_after_failures(ordered: Sequence[Candidate]) -> list[Candidate]:
             end += 1
         placed.insert(end, res)
     return placed
+
+
+def _anchor_index(placed: Sequence[Candidate], res: Candidate) -> int | None:
+    """Where the failure ``res`` follows stands, else the first failure item of its session."""
+    found = next((i for i, c in enumerate(placed) if c.message_ref == res.follows), None)
+    if found is None:
+        found = next((i for i, c in enumerate(placed) if c.session_ref == res.session_ref and _is_failure(c)), None)
+    return found

@@ -17,6 +17,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..redaction.redact import redact
@@ -79,14 +80,12 @@ class ReadWindow(NamedTuple):
         return self.budget + self.pre + 2 * MARGIN
 
 
+@dataclass(slots=True)
 class Shown:
     """Composed text and the redactions made while composing it."""
 
-    __slots__ = ("redactions", "text")
-
-    def __init__(self, text: str, redactions: Counter[str] | None = None) -> None:
-        self.text = text
-        self.redactions: Counter[str] = Counter() if redactions is None else redactions
+    text: str
+    redactions: Counter[str] = field(default_factory=Counter)
 
 
 def squash(text: str) -> str:
@@ -139,35 +138,33 @@ def _pick_lines(lines: Sequence[str], terms: Sequence[str], failed: bool) -> lis
     wanted = [loose(t) for t in terms if t]
     nonblank = [i for i, ln in enumerate(lines) if ln.strip()]
     kwic = [i for i in nonblank if any(t in lowered[i] for t in wanted)][:4]
-    diag: list[int] = []
-    if failed:
-        diagnostic, generic, errorish = _compiled(_DIAGNOSTIC), _compiled(_GENERIC_DIAGNOSTIC), _compiled(_ERRORISH)
-        first = next((i for i in nonblank if diagnostic.search(lines[i])), None)
-        if first is None:
-            first = next((i for i in nonblank if generic.search(lines[i])), None)
-        if first is None:
-            first = next((i for i in nonblank if errorish.search(lines[i])), None)
-        if first is not None:
-            # The cause often sits on the line right before (the shell's "not found" before docker's failed
-            # step) or in the lines after (pytest's E lines, a compiler's note).
-            before = [i for i in nonblank if i < first][-2:]
-            # The line right before is kept as context; the one before it when it reads as an error too.
-            cause = [i for n, i in enumerate(reversed(before)) if n == 0 or errorish.search(lines[i])]
-            diag = [first, *cause, *(i for i in nonblank if first < i <= first + 2)]
-    summary_line = _compiled(_SUMMARY)
-    summary = [i for i in nonblank if summary_line.search(lines[i])][-1:]
-    if not summary and nonblank:
-        summary = [nonblank[-1]]
-    order = (diag + kwic + summary) if failed else (kwic + summary + nonblank[:1])
-    seen: list[int] = []
-    for index in order:
-        if index not in seen:
-            seen.append(index)
-    # Then the budget left goes to the lines nearest the chosen ones (their context), nearest first.
-    rest = [i for i in nonblank if i not in seen]
-    if seen:
-        rest.sort(key=lambda i: (min(abs(i - j) for j in seen), i))
-    return seen + rest
+    summary = [i for i in nonblank if _compiled(_SUMMARY).search(lines[i])][-1:] or nonblank[-1:]
+    order = (_diagnostic_block(lines, nonblank) + kwic + summary) if failed else (kwic + summary + nonblank[:1])
+    seen = list(dict.fromkeys(order))
+    return seen + _nearest_first([i for i in nonblank if i not in seen], seen)
+
+
+def _nearest_first(rest: list[int], chosen: Sequence[int]) -> list[int]:
+    """The budget left goes to the lines nearest the chosen ones (their context), nearest first."""
+    if chosen:
+        rest.sort(key=lambda i: (min(abs(i - j) for j in chosen), i))
+    return rest
+
+
+def _diagnostic_block(lines: Sequence[str], nonblank: Sequence[int]) -> list[int]:
+    """The first error line (a named error first, a generic error word second, any error-ish word last) and the
+    cause lines around it, or nothing."""
+    errorish = _compiled(_ERRORISH)
+    patterns = (_compiled(_DIAGNOSTIC), _compiled(_GENERIC_DIAGNOSTIC), errorish)
+    first = next((i for pattern in patterns for i in nonblank if pattern.search(lines[i])), None)
+    if first is None:
+        return []
+    # The cause often sits on the line right before (the shell's "not found" before docker's failed step) or in
+    # the lines after (pytest's E lines, a compiler's note).
+    before = [i for i in nonblank if i < first][-2:]
+    # The line right before is kept as context; the one before it when it reads as an error too.
+    cause = [i for n, i in enumerate(reversed(before)) if n == 0 or errorish.search(lines[i])]
+    return [first, *cause, *(i for i in nonblank if first < i <= first + 2)]
 
 
 def _display(line: str, terms: Sequence[str] = (), limit: int = LINE_MAX) -> str:
@@ -267,6 +264,10 @@ def _edit_lines(edit: FileEdit, terms: Sequence[str]) -> tuple[list[str], list[t
     return heads, marked(removed, "-", 4) + marked(added, "+", 6)
 
 
+#: An edit as planned: its head lines, its body lines with their rank, the body lines chosen.
+_PlannedEdit = tuple[list[str], list[tuple[int, str]], set[int]]
+
+
 def edit_story(label: str, edits: Sequence[FileEdit], *, terms: Sequence[str], budget: int) -> Shown:
     """``[label]`` and, per file, the operation, path and the substance of the change: every edit's head and
     its first changed lines (and those naming a term) first, then further changed lines while the budget
@@ -274,7 +275,7 @@ def edit_story(label: str, edits: Sequence[FileEdit], *, terms: Sequence[str], b
     shown = Shown("")
     out = [f"[{label}]"]
     used = len(out[0]) + 2  # and a final "\n…" when edits are left out
-    planned: list[tuple[list[str], list[tuple[int, str]], set[int]]] = []
+    planned: list[_PlannedEdit] = []
     for edit in edits:
         heads, body = _edit_lines(edit, terms)
         heads = [cut_at_token(_redacted(h, shown.redactions), LINE_MAX) for h in heads]
@@ -284,29 +285,39 @@ def edit_story(label: str, edits: Sequence[FileEdit], *, terms: Sequence[str], b
             break
         used += cost
         planned.append((heads, body, set()))
-    for wanted_rank in (0, 1):
-        for _, body, chosen in planned:
-            for index, (rank, line) in enumerate(body):
-                if rank != wanted_rank:
-                    continue
-                cost = len(line) + 3  # newline plus a possible elision line
-                if used + cost <= budget:
-                    chosen.add(index)
-                    used += cost
+    _choose_body_lines(planned, budget - used)
     for heads, body, chosen in planned:
         out.extend(heads)
-        previous = -1
-        for index in sorted(chosen):
-            if index != previous + 1:
-                out.append(ELLIPSIS)
-            out.append(body[index][1])
-            previous = index
-        if body and previous != len(body) - 1:
-            out.append(ELLIPSIS)
+        out.extend(_shown_body(body, chosen))
     if len(planned) < len(edits):
         out.append(ELLIPSIS)
     shown.text = "\n".join(out)
     return shown
+
+
+def _choose_body_lines(planned: Sequence[_PlannedEdit], room: int) -> None:
+    """Choose the body lines of every planned edit within ``room`` characters: rank 0 of every edit first."""
+    for wanted_rank in (0, 1):
+        for _, body, chosen in planned:
+            for index, (rank, line) in enumerate(body):
+                cost = len(line) + 3  # newline plus a possible elision line
+                if rank == wanted_rank and cost <= room:
+                    chosen.add(index)
+                    room -= cost
+
+
+def _shown_body(body: Sequence[tuple[int, str]], chosen: set[int]) -> list[str]:
+    """The chosen body lines in their order, each gap marked ``…``."""
+    out: list[str] = []
+    previous = -1
+    for index in sorted(chosen):
+        if index != previous + 1:
+            out.append(ELLIPSIS)
+        out.append(body[index][1])
+        previous = index
+    if body and previous != len(body) - 1:
+        out.append(ELLIPSIS)
+    return out
 
 
 # --- messages and summaries ------------------------------------------------------------------------------

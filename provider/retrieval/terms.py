@@ -14,7 +14,7 @@
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from ..errors import InvalidQueryTerms
@@ -23,8 +23,7 @@ Tokenize = Callable[[str], Sequence[str]]
 
 #: The control and invisible characters :func:`normalise` makes spaces, by code point ranges (inclusive): C0, DEL
 #: and C1, zero-width and direction marks, line/paragraph separators and embeddings, word joiners, the BOM.
-#: A ``str.translate`` table, not a regular expression: compiling a character class that reaches past Latin-1
-#: walks every code point of its ranges, at import (cold start).
+#: A ``str.translate`` table: a character class that reaches past Latin-1 is slow to compile.
 CONTROL_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064), (0xFEFF, 0xFEFF))
 _CONTROL_TO_SPACE = {code: " " for lo, hi in CONTROL_RANGES for code in range(lo, hi + 1)}
 _SPACE = re.compile(r"\s+")
@@ -34,8 +33,8 @@ CJK_RANGES = (("\u3040", "\u30ff"), ("\u3400", "\u4dbf"), ("\u4e00", "\u9fff"), 
 
 
 def has_cjk(text: str) -> bool:
-    """True when ``text`` holds a character of :data:`CJK_RANGES` (compared directly: the character class as a
-    regular expression costs about 4 ms to compile, more than the rest of this module's import)."""
+    """True when ``text`` holds a character of :data:`CJK_RANGES` (compared directly: a character class this
+    wide is slow to compile)."""
     if text.isascii():
         return False
     return any(lo <= ch <= hi for ch in text if ch >= "\u3040" for lo, hi in CJK_RANGES)
@@ -242,3 +241,26 @@ def has_resolution_cue(text: object) -> bool:
         return False
     head = ascii_lower(text[:CUE_HEAD])
     return any(cue in head for cue in (_ASCII_RESOLUTION_CUES if head.isascii() else _ALL_RESOLUTION_CUES))
+
+
+class Markers(NamedTuple):
+    """A marker vocabulary a template may declare (``-- markers:``): the words an FTS template pairs with the
+    query terms (``words``; prefix form unless trigram), the Chinese and Japanese cues added to them under a word
+    tokenizer (a CJK run is one token there, so the prefix form finds a cue that opens a run, and an ASCII term
+    finds a failure or decision told in Chinese or Japanese), and the cues a substring plan matches by
+    ``instr()`` (``cues``: a cue inside a CJK run too)."""
+
+    words: tuple[str, ...]
+    cjk_words: tuple[str, ...]
+    cues: tuple[str, ...]
+
+    def fts_words(self, tokenizer: str) -> list[str]:
+        """The words of the FTS expression under ``tokenizer`` (a CJK run is no token of its own under trigram)."""
+        return [*self.words, *(self.cjk_words if tokenizer != "trigram" else ())]
+
+
+#: The marker vocabularies, by the name a template's header gives.
+MARKERS: Mapping[str, Markers] = {
+    "failure": Markers(FAILURE_WORDS, unsegmented(FAILURE_CUES), FAILURE_CUES),
+    "decision": Markers(DECISION_WORDS, unsegmented(DECISION_CUES), DECISION_CUES),
+}

@@ -1,8 +1,11 @@
 """Values bound to the templates' shared parameters, so every reader binds them the same way."""
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from ..paths import Roots
+from .catalog import Template
 
 #: ``:until`` of a normal request: above every ISO-8601 time, so the upper time bound excludes nothing. A
 #: replay (provider/commands/qualify/replay/) binds the moment it replays instead: rows at or after it are not read.
@@ -16,3 +19,8 @@ def roots_json(roots: Roots) -> str:
     ``check_scope``). Spellings are lexically normalised: no trailing slash, ``/`` stays ``/``.
     """
     return json.dumps(list(roots.spellings))
+
+
+def bind(template: Template, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of ``template``'s declared parameters, by name (every one must be given)."""
+    return {name: values[name] for name in template.params}

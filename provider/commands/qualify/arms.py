@@ -23,7 +23,7 @@ from typing import Any, Final
 import apsw
 
 from ..._resources import PACKAGE
-from ...service import answer
+from ...service import WarmState, answer
 from ...templates.params import NO_UPPER_BOUND
 from .cases import Case
 from .corpus import Corpus, Variant, make_incomplete, make_stale, ro_uri
@@ -164,10 +164,11 @@ def _config(variant: Variant, scope: QualifyScope, case: Case) -> Path:
     return variant.configs[(scope.label, case.cell)]
 
 
-def run_provider(case: Case, variant: Variant, scope: QualifyScope) -> CaseOutcome:
+def run_provider(case: Case, variant: Variant, scope: QualifyScope, warm: WarmState) -> CaseOutcome:
+    """The provider's answer in process, as a warm ``serve`` gives it (``warm``: kept across the run)."""
     raw = json.dumps(case.request).encode("utf-8")
     started = time.perf_counter()
-    response = answer(raw, db_path=variant.db_path, config_path=_config(variant, scope, case))
+    response = answer(raw, db_path=variant.db_path, config_path=_config(variant, scope, case), warm=warm)
     elapsed = (time.perf_counter() - started) * 1000.0
     return _outcome_from(case, response.envelope, elapsed)
 
@@ -216,18 +217,18 @@ def subprocess_runs(outcomes: Sequence[CaseOutcome], corpus: Corpus, scope: Qual
     return {"runs": len(picked), "agree": agree, "latency_ms": dist(times)}
 
 
-def run_freshness(corpus: Corpus, scope: QualifyScope, cases: Sequence[Case]) -> list[CaseOutcome]:
+def run_freshness(corpus: Corpus, scope: QualifyScope, cases: Sequence[Case], warm: WarmState) -> list[CaseOutcome]:
     """Base first; then each cell's transcript is appended to and the stale questions asked at once (the
     lag from the change to the answer is the freshness latency); then index_state rows are deleted."""
-    outcomes = [run_provider(c, corpus.base, scope) for c in cases if c.variant == "base"]
+    outcomes = [run_provider(c, corpus.base, scope, warm) for c in cases if c.variant == "base"]
     for index, cell in enumerate(scope.cells):
         changed = make_stale(corpus.stale, cell)
         for n, case in enumerate(c for c in cases if c.variant == "stale" and c.cell == index):
-            outcome = run_provider(case, corpus.stale, scope)
+            outcome = run_provider(case, corpus.stale, scope, warm)
             if n == 0 and changed is not None:
                 outcome.freshness_lag_ms = (time.monotonic() - changed) * 1000.0
             outcomes.append(outcome)
         make_incomplete(corpus.incomplete, cell)
-        outcomes += [run_provider(c, corpus.incomplete, scope) for c in cases
+        outcomes += [run_provider(c, corpus.incomplete, scope, warm) for c in cases
                      if c.variant == "incomplete" and c.cell == index]
     return outcomes

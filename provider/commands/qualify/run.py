@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..._version import PROVIDER_VERSION
+from ...service import WarmState
 from .arms import (
     NATIVE_NEIGHBOURS,
     NATIVE_TOP,
@@ -45,17 +46,18 @@ def qualify_scope(corpus: Corpus, scope: QualifyScope, *, subprocess_cases: int)
     mine = {i: cell_sessions(corpus, scope, cell) for i, cell in enumerate(scope.cells)}
 
     outcomes: list[CaseOutcome] = []
+    warm = WarmState()  # kept across the scope's questions, as a serve process keeps it
     native_conn = open_native(corpus.base.db_path)
     try:
         for case in [*positives, *negatives]:
-            outcome = run_provider(case, corpus.base, scope)
+            outcome = run_provider(case, corpus.base, scope, warm)
             outcome.native = native_search(native_conn, case.terms, repo_roots(manifest, scope.cells[case.cell].repo))
             outcomes.append(outcome)
     finally:
         native_conn.close()
-    outcomes += [run_provider(c, corpus.base, scope) for c in [*cross_scope_cases(scope),
+    outcomes += [run_provider(c, corpus.base, scope, warm) for c in [*cross_scope_cases(scope),
                                                                 *unknown_option_cases(scope)]]
-    outcomes += run_freshness(corpus, scope, freshness_cases(positives, scope))
+    outcomes += run_freshness(corpus, scope, freshness_cases(positives, scope), warm)
 
     metrics = score_outcomes(outcomes, mine)
     subprocess_report = subprocess_runs(outcomes, corpus, scope, subprocess_cases)

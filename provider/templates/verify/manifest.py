@@ -3,7 +3,7 @@
 ``tools/verify-templates`` writes it (and ``--check``, run by the test suite, proves it current): every template
 passes the rules of this package, and the manifest records the digest of those rules. At run time a template
 whose digest the manifest lists needs no sqlglot; any other template is verified in memory, or refused.
-The run-time reader is ``retrieval.templates.shipped_digests`` (it needs neither sqlglot nor this package);
+The run-time reader is ``templates.catalog.shipped_digests`` (it needs neither sqlglot nor this package);
 this module makes the document and the digest of the rules. Nothing is ever written at run time.
 """
 

@@ -1,6 +1,6 @@
 """The sqlglot AST, imported lazily, and small helpers the rules use to read it.
 
-Importing sqlglot costs ~100 ms of cold start, which a warm verdict cache avoids entirely: ``exp`` here is
+Importing sqlglot is slow and only a template the shipped manifest does not list needs it: ``exp`` here is
 imported on first attribute access, and every rule module takes it from this one.
 """
 
@@ -16,8 +16,7 @@ from .allowlists import TABLE_FUNCTIONS
 
 
 class _LazyModule:
-    """A module imported on first attribute access: importing sqlglot costs ~100 ms of cold start, which a
-    warm verdict cache avoids entirely."""
+    """A module imported on first attribute access (sqlglot: only when a template is verified)."""
 
     def __init__(self, name: str) -> None:
         self._name = name

@@ -99,7 +99,7 @@ def _score(sit: Situation, evalset: EvalSet, envelope: dict[str, Any], latency_m
 def run_evalset(evalset: EvalSet, *, limits: Limits | None = None) -> list[Outcome]:
     """Answer every situation of ``evalset`` (on a private copy of its database) and score the answers."""
     from obelisk_session_evidence.digest import ensure_key
-    from obelisk_session_evidence.service import answer  # the query path is imported only when an evaluation runs
+    from obelisk_session_evidence.service import WarmState, answer  # the query path loads only when an evaluation runs
 
     limits = limits or Limits()
     work = Path(tempfile.mkdtemp(prefix="obelisk-eval-"))
@@ -110,10 +110,11 @@ def run_evalset(evalset: EvalSet, *, limits: Limits | None = None) -> list[Outco
         config.write_text(json.dumps(_config(evalset.scopes)), encoding="utf-8")
         ensure_key(config)  # the per-install digest key an enabled config needs (enable makes it)
         outcomes = []
+        warm = WarmState()  # the situations are answered as one serve process answers them
         for sit in evalset.situations:
             raw = _request(sit, evalset.scope(sit.source, sit.repository), limits)
             started = time.perf_counter()
-            response = answer(raw, db_path=db, config_path=config)
+            response = answer(raw, db_path=db, config_path=config, warm=warm)
             latency = (time.perf_counter() - started) * 1000
             outcomes.append(_score(sit, evalset, response.envelope, latency))
         return outcomes

@@ -17,7 +17,7 @@ from ....admission.config import ProviderConfig
 from ....contract.wire import EvidenceType
 from ....digest import DigestKey
 from ....paths import Roots
-from ....service import answer
+from ....service import WarmState, answer
 from ..arms import native_search, open_native
 from .mine import Negative, Pair
 from .signature import Kind
@@ -118,8 +118,9 @@ def replay_all(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: S
     cases = [_Case(p.kind, p.key, p.terms, p.later, p.later_start, p.earlier, p.days_between) for p in pairs]
     cases += [_Case(n.kind, n.key, n.terms, n.session, n.session_start, None, None) for n in negatives]
     native = open_native(db_path)
+    warm = WarmState()  # the cases are answered as one serve process answers them
     try:
-        return [_one(db_path, loaded, scope, in_scope, native=native, case=case) for case in cases]
+        return [_one(db_path, loaded, scope, in_scope, native=native, case=case, warm=warm) for case in cases]
     finally:
         native.close()
 
@@ -141,7 +142,7 @@ def as_of(config: ProviderConfig, until: str, now_s: float) -> ProviderConfig:
 
 
 def _one(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: ScopeRef, in_scope: frozenset[str], *,
-         native: Any, case: _Case) -> Replay:
+         native: Any, case: _Case, warm: WarmState) -> Replay:
     kind, key, terms, later, until, earlier, days = (case.kind, case.key, case.terms, case.later, case.until,
                                                     case.earlier, case.days)
     digest = case_digest(loaded[1], kind, key, later)
@@ -150,7 +151,7 @@ def _one(db_path: Path, loaded: tuple[ProviderConfig, DigestKey], scope: ScopeRe
     # The staged config and key are in memory (``preloaded``): no config file is read or written.
     config = as_of(loaded[0], until, time.time())
     response = answer(raw, db_path=db_path, config_path=Path(os.devnull), until=until,
-                      preloaded=(config, loaded[1]))
+                      preloaded=(config, loaded[1]), warm=warm)
     latency = (time.perf_counter() - started) * 1000.0
     envelope = response.envelope
     result = envelope.get("result") or {}
