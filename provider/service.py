@@ -21,6 +21,7 @@ from .contract.wire import RESPONSE_SCHEMA, EvidenceItem, EvidenceType, Freshnes
 from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, OutputOversize, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot, read_index
+from .index.freshness import TranscriptMemo
 from .index.revision import IndexRow
 from .index.scope_state import ScopeRows, ScopeSet
 from .retrieval.engine import FETCH_CEILING, RunReport, run_templates, substring_scan_planned
@@ -147,6 +148,8 @@ _MEMO_SIZE = 256
 _MEMO_MAX_PATHS = 5_000
 _MEMO: OrderedDict[tuple[object, ...], object] = OrderedDict()
 _MEMO_STATS = {"hits": 0, "stored": 0}
+#: Transcript line counts and heads, by each file's stat (``index.freshness.memo``).
+_TRANSCRIPTS = TranscriptMemo()
 T = TypeVar("T")
 
 
@@ -199,10 +202,8 @@ class _Memo:
 
 def clear_warm_caches() -> None:
     """Forget every remembered scope read and transcript read (tests compare cold and warm answers with it)."""
-    from .index.freshness import memo
-
     _MEMO.clear()
-    memo.clear()
+    _TRANSCRIPTS.clear()
 
 
 def warm_cache_stats() -> dict[str, int]:
@@ -327,7 +328,7 @@ def _freshness(snap: ReadSnapshot, scope_set: ScopeSet | None, markers: Mapping[
             has_rows_under=lambda prefix: memo.get(("prefix", prefix), lambda: has_rows_under(snap, prefix, seeks)),
             roots=admitted.scope.roots, real_roots=admitted.scope.bound_roots().real_paths,
             sources=admitted.scope.sources,
-            transcript_homes=homes, now_ms=now_ms, stat=snap.deadline.bounded_stat(), remember=True,
+            transcript_homes=homes, now_ms=now_ms, stat=snap.deadline.bounded_stat(), memo=_TRANSCRIPTS,
             deadline_check=snap.deadline.check)
     except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}

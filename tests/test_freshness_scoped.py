@@ -18,9 +18,14 @@ from pathlib import Path
 import pytest
 import realobelisk as ro
 from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
-from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness, assess_scoped_freshness
+from obelisk_session_evidence.index.freshness import (
+    FreshnessReport,
+    TranscriptMemo,
+    assess_freshness,
+    assess_scoped_freshness,
+)
 from obelisk_session_evidence.index.freshness.candidates import _skip_below, cutoff_day, slug_can_hold
-from obelisk_session_evidence.index.freshness.tally import claude_slug
+from obelisk_session_evidence.index.freshness.walks import claude_slug
 from obelisk_session_evidence.index.scope_state import (
     Seek,
     has_rows_under,
@@ -32,7 +37,7 @@ from obelisk_session_evidence.index.scope_state import (
 from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.templates.catalog import scope_template
 
-from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, sig5
+from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, legacy, sig5
 
 # ------------------------------------------------------------------------------------------- counting
 
@@ -414,13 +419,9 @@ def test_cutoff_is_two_days_before_the_last_build() -> None:
 
 
 def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
-    """With ``remember`` (a warm ``serve``), line counts are reused under the same stat and read again when
-    a file changed (here a same-mtime append: its size and ctime move)."""
-    from obelisk_session_evidence.index.freshness import memo
-
-    from tests.test_freshness import legacy
-
-    memo.clear()
+    """With a ``TranscriptMemo`` (a warm ``serve`` holds one), line counts are reused under the same stat and
+    read again when a file changed (here a same-mtime append: its size and ctime move)."""
+    memo = TranscriptMemo()
     home = tmp_path / "home"
     repo = tmp_path / "src" / "repo"
     repo.mkdir(parents=True)
@@ -436,7 +437,7 @@ def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
             return assess_scoped_freshness(
                 scope.files, read_marker_rows(snap), lookup=lambda p: read_unit_rows(snap, p, has_cursor=True),
                 has_rows_under=lambda p: has_rows_under(snap, p), roots=[str(repo)], sources=["claude"],
-                transcript_homes=[home], now_ms=NOW_MS, remember=True)
+                transcript_homes=[home], now_ms=NOW_MS, memo=memo)
 
         with Counted() as counted:
             report = read_index(db, work, deadline=Deadline(60_000))[0]
@@ -450,4 +451,6 @@ def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
     third, _ = assess()
     assert third.verdict == "stale" and third.stale_units == (str(files[2]),)
     assert third.lines_counted == 1
-    memo.clear()
+    memo = TranscriptMemo()  # another owner's memo remembers nothing of this one's (no state in the package)
+    fourth, fourth_opens = assess()
+    assert fourth.lines_counted == 5 and fourth_opens == 5

@@ -419,7 +419,7 @@ def test_a_scope_matching_no_session_is_unknown_not_fresh(world: World, isolated
     assert "scope_matches_no_session" in envelope["provider_meta"]["degradations"]
 
 
-# ------------------------------------------------------------ issue 36: candidates.py, units.py
+# ------------------------------------------------------------ issue 36: candidates.py, judging.py
 
 
 def test_a_claude_project_directory_holding_no_known_transcript_is_walked(world: World) -> None:
@@ -512,7 +512,7 @@ def _split_last_line(data: bytes) -> bytes:
 @pytest.mark.parametrize("change", ["size-same-mtime", "mtime-same-size", "lines-same-size-and-mtime"])
 def test_a_codex_rollout_rewritten_in_place_is_stale(world: World, cursor_format: str, change: str) -> None:
     """Each change keeps the inode and the line count (but the last); the ctime moves, as any write moves it.
-    Kills, in ``units._judge_signature_fields`` (current) and ``units._judge_codex_v4`` (cooperative):
+    Kills, in ``judging._by_signature`` (both formats):
     ``size`` / ``mtime`` test ``or`` -> ``and`` (the first two changes: fresh); the ctime and inode test
     ``and`` -> ``or`` (the third: up to date without counting: fresh)."""
     path = world.codex

@@ -1,7 +1,7 @@
-"""Where a scope's transcripts can be: the directories a scoped assessment walks (see ``scoped``).
+"""Where a scope's transcripts can be: the directories a scoped assessment walks (the package README).
 
 Claude
-    A project directory is Claude Code's encoding of the session's launch directory (``tally.claude_slug``:
+    A project directory is Claude Code's encoding of the session's launch directory (``walks.claude_slug``:
     every character but ASCII letters and digits becomes ``-``; names longer than 200 characters are cut
     and given a hash suffix). The encoding is lossy, so the match is conservative: a directory is walked
     when its name equals a root's encoding, starts with it followed by ``-`` (any path below the root),
@@ -21,10 +21,10 @@ Codex
     because it changed, an older date directory on the way to no known file is looked at too (one stat) and
     listed when it changed: a restored rollout may arrive in a new day or month directory. Without the marker,
     or for a name that is not a date, everything is walked.
-    ``archived_sessions/`` only when the index holds a row under it (as ``walk``), and there only the files
+    ``archived_sessions/`` only when the index holds a row under it (as ``walks``), and there only the files
     of sessions in scope and the files whose name date is on or after that cutoff.
 Kimi and Pi
-    Their layouts carry neither a date nor the project: walked whole (``walk``).
+    Their layouts carry neither a date nor the project: walked whole (``walks``).
 """
 
 from __future__ import annotations
@@ -40,8 +40,7 @@ from typing import Final
 
 from .context import Ctx, Unit
 from .scope import is_dir
-from .tally import claude_slug
-from .walk import WALKERS, is_file, is_subdir, list_claude_project, scan, walk_jsonl_tree
+from .walks import WALKERS, claude_slug, is_file, is_subdir, list_claude_project, scan, walk_jsonl_tree
 
 #: Claude Code cuts longer project directory names and appends a hash.
 CLAUDE_SLUG_CUT: Final = 200
@@ -67,7 +66,7 @@ def first_components(paths: Collection[str], top: str) -> set[str]:
 
 
 def claude_units(ctx: Ctx, home: str, dirs: Collection[str], mains: list[str], units: list[Unit]) -> None:
-    """The project directories that can hold the scope's sessions, listed (``walk.list_claude_project``);
+    """The project directories that can hold the scope's sessions, listed (``walks.list_claude_project``);
     ``dirs``: the directories holding the scope's known transcripts (those below the projects folder count)."""
     projects = home.rstrip("/") + "/.claude/projects"  # (home is normal: os.path.join's result, at less cost)
     slugs = {claude_slug(root) for root in ctx.roots}
@@ -132,7 +131,7 @@ def _codex_sessions(ctx: Ctx, top: str, cutoff: Day | None, dirs: Iterable[str],
     directory (year, month or day) before the cutoff whose entries did not change since the last build (its
     mtime) is not listed: only its entries on the way to a known file are visited (by name, one stat each), and
     the files of sessions in scope in such a day directory are judged where the index says they are
-    (``scoped``). A list, not a generator: most of these directories add nothing, and a generator per
+    (``assess``). A list, not a generator: most of these directories add nothing, and a generator per
     directory cost more than the directory's stat."""
     units: list[Unit] = []
 
