@@ -118,7 +118,7 @@ def assess_scoped_freshness(
         for home in homes:
             for source in supported:
                 mains: list[str] = []
-                collect_candidates(ctx, home, source, known=known, dirs=dirs, last_build_ms=marks.last_build,
+                collect_candidates(ctx, home, source, dirs=dirs, last_build_ms=marks.last_build,
                                    has_rows_under=has_rows_under, mains=mains, units=units)
                 listed_mains.append((source, mains))
         listed = {unit.path for unit in units}.union(*(mains for _, mains in listed_mains))
