@@ -11,11 +11,12 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 import realobelisk as ro
+from obelisk_session_evidence.errors import DeadlineExceeded
 from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
 from obelisk_session_evidence.index.freshness import (
     FreshnessReport,
@@ -24,7 +25,7 @@ from obelisk_session_evidence.index.freshness import (
     assess_scoped_freshness,
 )
 from obelisk_session_evidence.index.freshness.candidates import cutoff_day, slug_can_hold
-from obelisk_session_evidence.index.freshness.walks import claude_slug
+from obelisk_session_evidence.index.freshness.walks import ENTRIES_PER_CHECK, claude_slug
 from obelisk_session_evidence.index.scope_state import (
     Seek,
     has_rows_under,
@@ -110,7 +111,8 @@ def build_index(db: Path, rows: Sequence[tuple[str, float | None, int | None, st
 
 
 def scoped(db: Path, *, roots: Sequence[str], sources: Sequence[str], homes: Sequence[Path] | None = None,
-           stat: object = os.stat, now_ms: float = NOW_MS) -> FreshnessReport:
+           stat: object = os.stat, now_ms: float = NOW_MS,
+           deadline_check: Callable[[], object] | None = None) -> FreshnessReport:
     """The scoped assessment exactly as a request runs it: every index read inside one snapshot."""
 
     def work(snap: ReadSnapshot) -> FreshnessReport:
@@ -123,7 +125,7 @@ def scoped(db: Path, *, roots: Sequence[str], sources: Sequence[str], homes: Seq
             lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=has_cursor),
             has_rows_under=lambda prefix: has_rows_under(snap, prefix, seeks),
             roots=roots, sources=sources, transcript_homes=found_homes, now_ms=now_ms,
-            stat=stat)  # type: ignore[arg-type]
+            stat=stat, deadline_check=deadline_check)  # type: ignore[arg-type]
 
     report, _mode = read_index(db, work, deadline=Deadline(60_000))
     return report
@@ -388,6 +390,29 @@ def test_codex_directory_that_is_not_a_date_below_an_unchanged_month_is_walked_w
     assert report.verdict == "incomplete"
     sessions = h.home / ".codex" / "sessions"
     assert counted.listed_under(h.home) == sorted(str(d) for d in (sessions, month.parent, month, known.parent))
+
+
+def test_a_huge_directory_is_listed_under_the_deadline(tmp_path: Path) -> None:
+    """The scope's Claude project directory holds 3,000 more indexed sessions: nothing needs reading and the stat
+    here checks no deadline, so only the listings can end the assessment. A deadline that has passed ends it
+    with ``DeadlineExceeded`` (a request then answers freshness ``unknown``, ``freshness_deadline_exceeded``);
+    a deadline still ahead is checked between the entries of that one directory, every ``ENTRIES_PER_CHECK``."""
+    h = Home(tmp_path, n_projects=2, per_project=2)
+    repo = h.repos[0]
+    project = Path(next(s[3] for s in h.sessions if s[2] == str(repo) and s[1] == "claude")).parent
+    for k in range(3_000):
+        path = project / f"bulk-{k:05d}.jsonl"
+        path.write_text(json.dumps({"type": "user", "uuid": f"b{k}", "cwd": str(repo)}) + "\n")
+        h.add(path, "claude", repo, f"bulk-{k:05d}")
+    db = h.db()
+    assert scoped(db, roots=[str(repo)], sources=["claude"], homes=[h.home]).verdict == "fresh"
+    with pytest.raises(DeadlineExceeded):
+        scoped(db, roots=[str(repo)], sources=["claude"], homes=[h.home], deadline_check=Deadline(0).check)
+    checks: list[int] = []
+    report = scoped(db, roots=[str(repo)], sources=["claude"], homes=[h.home],
+                    deadline_check=lambda: checks.append(1))
+    assert report.verdict == "fresh" and report.units_in_scope == 3_001
+    assert len(checks) >= 3_000 // ENTRIES_PER_CHECK
 
 
 def test_claude_slug_matching_is_conservative() -> None:

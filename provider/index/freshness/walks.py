@@ -1,4 +1,8 @@
-"""Listing directories and finding transcript units in a home, per provider layout (Claude, Codex, Kimi, Pi)."""
+"""Listing directories and finding transcript units in a home, per provider layout (Claude, Codex, Kimi, Pi).
+
+Every listing goes through :func:`scan`, which checks the assessment's deadline between entries, so a huge
+directory ends a request at its deadline as a long file read does.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,28 @@ import functools
 import os
 import stat as stat_mod
 from collections.abc import Callable, Iterator, Mapping
+from itertools import islice
 from typing import Final
 
 from .context import Ctx, Unit
 
+#: Directory entries read between two deadline checks.
+ENTRIES_PER_CHECK: Final = 256
+
 
 def scan(ctx: Ctx, path: str) -> list[os.DirEntry[str]]:
-    """Entries of a directory; a missing directory is empty, an unreadable one is recorded."""
+    """Entries of a directory, ``ctx.check`` called before every ``ENTRIES_PER_CHECK`` of them (its exception
+    ends the listing); a missing directory is empty, an unreadable one is recorded."""
+    entries: list[os.DirEntry[str]] = []
     try:
         with os.scandir(path) as it:
-            return list(it)
+            while True:
+                if ctx.check is not None:
+                    ctx.check()
+                batch = list(islice(it, ENTRIES_PER_CHECK))
+                entries += batch
+                if len(batch) < ENTRIES_PER_CHECK:
+                    return entries
     except FileNotFoundError:
         return []
     except (OSError, ValueError):
