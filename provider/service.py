@@ -27,7 +27,7 @@ from .contract.wire import RESPONSE_SCHEMA, EvidenceItem, Freshness
 from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, OutputOversize, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, OpenMode, ReadSnapshot
-from .index.freshness import assess_scoped_freshness
+from .index.freshness import TranscriptMemo, assess_scoped_freshness
 from .index.memo import IndexMemo, RequestMemo, read_remembering
 from .index.schema_verdict import VerdictCache, schema_verdict
 from .index.scope_state import ScopeRows, ScopeSet, ScopeState, since_bucket
@@ -53,14 +53,15 @@ def default_db_path(env: Mapping[str, str]) -> Path:
 class WarmState:
     """What a warm process may remember between requests, each part owned by the layer whose reads it keeps:
     the template sets by directory (with the digests verified in memory), schema verdicts, the scope reads by
-    index state, the tokenizers and matchers. Each holds only what a fresh read gives again, so a hit changes no
-    answer; all but the template sets (one per directory) are bounded."""
+    index state, the tokenizers and matchers, and the transcripts' line counts and heads by their stat. Each
+    holds only what a fresh read gives again, so a hit changes no answer; all but the template sets (one per
+    directory) are bounded."""
 
     template_sets: dict[Path, TemplateSet] = field(default_factory=dict)
     verdicts: VerdictCache = field(default_factory=VerdictCache)
     index: IndexMemo = field(default_factory=IndexMemo)
     tokenizers: Tokenizers = field(default_factory=Tokenizers)
-    # The freshness rewrite's transcript memo joins here: ``transcripts: TranscriptMemo = field(...)``.
+    transcripts: TranscriptMemo = field(default_factory=TranscriptMemo)
 
     def templates(self, directory: Path) -> TemplateSet:
         found = self.template_sets.get(directory)
@@ -268,7 +269,8 @@ def _freshness(state: ScopeState, scope_set: ScopeSet | None, markers: Mapping[s
             scope_set.files if scope_set else (), markers, lookup=state.unit_rows,
             has_rows_under=state.has_rows_under, roots=scope.roots, real_roots=scope.bound_roots().real_paths,
             sources=scope.sources, transcript_homes=request.config.transcript_homes or state.transcript_homes(),
-            now_ms=request.now_s * 1000.0, stat=snap.deadline.bounded_stat(), remember=request.warm is not None,
+            now_ms=request.now_s * 1000.0, stat=snap.deadline.bounded_stat(),
+            memo=request.warm.transcripts if request.warm else None,
             deadline_check=snap.deadline.check)
     except (DeadlineExceeded, apsw.InterruptError):
         return "unknown", {"freshness_deadline_exceeded": True}

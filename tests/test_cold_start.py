@@ -99,8 +99,8 @@ with contextlib.redirect_stdout(io.StringIO()) as answer:
     code = cli.main(sys.argv[1:])
 compiled = {key[1] for cache in (getattr(re, "_cache", {}), getattr(re, "_cache2", {})) for key in cache}
 from obelisk_session_evidence.admission import window
-from obelisk_session_evidence.index.freshness import candidates, heads
-lazy = {"revision": window._rev_pattern(), "archived rollout date": candidates._rollout_date(),
+from obelisk_session_evidence.index.freshness import heads
+lazy = {"revision": window._rev_pattern(),
         "head cwd": heads._partial_patterns()[0], "head session_meta": heads._partial_patterns()[1]}
 print(json.dumps({"code": code, "outcome": json.loads(answer.getvalue())["outcome"],
                   "compiled": sorted(name for name, pattern in lazy.items() if pattern.pattern in compiled)}))
@@ -108,9 +108,9 @@ print(json.dumps({"code": code, "outcome": json.loads(answer.getvalue())["outcom
 
 
 def test_query_compiles_no_expression_of_another_path(cold_query: ColdQuery) -> None:
-    """A request without a revision, over a home without archived rollouts and with every transcript indexed,
-    compiles neither the revision pattern, the archived-rollout date nor the head readers (issue 13: compiled
-    lazily where one path uses them). A module-level ``re.compile`` of any of them fails this test."""
+    """A request without a revision, over a home with every transcript indexed, compiles neither the revision
+    pattern nor the head readers (issue 13: compiled lazily where one path uses them). A module-level
+    ``re.compile`` of any of them fails this test."""
     report = _fresh_interpreter(_LAZY_PATTERNS_CHECK, [*cold_query.argv, "--request", "-"], cold_query)
     assert json.loads(report) == {"code": 0, "outcome": "ok", "compiled": []}
 

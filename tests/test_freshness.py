@@ -24,16 +24,11 @@ from obelisk_session_evidence.index.cursors import (
     SignatureCursor,
     TombstoneCursor,
     UnknownCursor,
-    _parse_general,
     decode_codex_v4_source_size,
     parse_cursor,
-    plain_signature,
 )
 from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness
-from obelisk_session_evidence.index.freshness.context import Ctx, Unit
-from obelisk_session_evidence.index.freshness.rows import Row as FreshRow
 from obelisk_session_evidence.index.freshness.scope import norm_path
-from obelisk_session_evidence.index.freshness.units import _judge_file, judge_unit
 
 Row = tuple[str, float | None, int | None, str | None]
 
@@ -186,27 +181,6 @@ def test_null_cursor_and_odd_types_never_raise() -> None:
 def test_parse_cursor_never_raises(text: str | None) -> None:
     parse_cursor(text, mtime=None, lines_processed=None)
     parse_cursor(text, source="kimi")
-
-
-_PLAIN_MS = r"[0-9]{1,16}(\.[0-9]{0,6})?"
-_CURSOR_TEXT = st.one_of(
-    st.from_regex(rf"{_PLAIN_MS}:[0-9]{{1,6}}:[0-9]{{1,9}}:{_PLAIN_MS}:[0-9]{{1,20}}", fullmatch=True),
-    st.from_regex(r"[0-9.:eE+\- ]{0,60}", fullmatch=True),
-    st.text(max_size=80),
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_CURSOR_TEXT, st.sampled_from([None, "claude", "codex", "kimi", "pi"]))
-def test_plain_signature_fast_path_parses_as_the_general_path(text: str, source: str | None) -> None:
-    """``parse_cursor``'s plain-decimal signature shortcut (and ``plain_signature``, which the freshness judge
-    uses without building a cursor) reads exactly what the general split-and-helpers path reads."""
-    general = _parse_general(text, source)
-    assert parse_cursor(text, source=source) == general
-    plain = plain_signature(text, source)
-    if plain is not None:
-        assert SignatureCursor(*plain) == general
-    assert parse_cursor(" " + text, source=source) == _parse_general(" " + text, source)
 
 
 @settings(max_examples=400, deadline=None)
@@ -376,31 +350,6 @@ def test_signature_cursor_stat_only_when_unchanged(env: Env) -> None:
     report = env.assess([unit_row(a, sig5(a)), unit_row(b, sig5(b))])
     assert report.verdict == "fresh", report.to_public()
     assert (report.units_in_scope, report.up_to_date, report.lines_counted) == (2, 2, 0)
-
-
-@pytest.mark.parametrize("field", ["none", "mtime+0.5", "mtime+2", "mtime-2", "size", "ctime+2", "ino", "lines",
-                                   "ino+ctime+lines", "exp-ino", "dot-mtime"])
-def test_plain_signature_judged_as_the_parsed_cursor(env: Env, field: str) -> None:
-    """The judge's plain-cursor shortcut (no ``SignatureCursor`` built) gives the outcome of the parsed cursor
-    for every difference the signature rule looks at, under the same stat and tolerance."""
-    path = claude_session(env.home, env.alpha, "plain")
-    s = path.stat()
-    mtime, ctime, lines, size, ino = s.st_mtime_ns / 1e6, s.st_ctime_ns / 1e6, _lines(path), s.st_size, s.st_ino
-    mtime += {"mtime+0.5": 0.5, "mtime+2": 2.0, "mtime-2": -2.0}.get(field, 0.0)
-    ctime += 2.0 if field in ("ctime+2", "ino+ctime+lines") else 0.0
-    size += 1 if field == "size" else 0
-    ino += 1 if field in ("ino", "ino+ctime+lines") else 0
-    lines += 1 if field in ("lines", "ino+ctime+lines") else 0
-    ino_text = f"{float(ino):e}" if field == "exp-ino" else str(ino)  # not plain: the general path
-    mtime_text = f"{mtime:.3f}" if field != "dot-mtime" else f"{int(mtime)}."
-    cursor = f"{mtime_text}:{lines}:{size}:{ctime!r}:{ino_text}"
-    ctx = Ctx(stat=os.stat, max_head_bytes=64 * 1024, tol=1.0, roots=(str(env.alpha),), rows={})
-    unit = Unit(str(path), "claude", "jsonl")
-    parsed = _judge_file(ctx, unit, _parse_general(cursor, "claude"), None)
-    assert judge_unit(ctx, unit, FreshRow(mtime, lines, cursor)) == parsed
-    assert judge_unit(ctx, unit, FreshRow(mtime, lines, cursor), os.stat(path)) == parsed
-    path.unlink()
-    assert judge_unit(ctx, unit, FreshRow(mtime, lines, cursor)) == "unreadable"
 
 
 def test_signature_cursor_append_is_stale(env: Env) -> None:

@@ -7,20 +7,25 @@ file opens are counted (a counting ``stat`` and an audit hook), never timed.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 import realobelisk as ro
+from obelisk_session_evidence.errors import DeadlineExceeded
 from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
-from obelisk_session_evidence.index.freshness import FreshnessReport, assess_freshness, assess_scoped_freshness
-from obelisk_session_evidence.index.freshness.candidates import _skip_below, cutoff_day, slug_can_hold
-from obelisk_session_evidence.index.freshness.tally import claude_slug
+from obelisk_session_evidence.index.freshness import (
+    FreshnessReport,
+    TranscriptMemo,
+    assess_freshness,
+    assess_scoped_freshness,
+)
+from obelisk_session_evidence.index.freshness.candidates import cutoff_day, slug_can_hold
+from obelisk_session_evidence.index.freshness.walks import ENTRIES_PER_CHECK, claude_slug
 from obelisk_session_evidence.index.scope_state import (
     Seek,
     has_rows_under,
@@ -32,7 +37,7 @@ from obelisk_session_evidence.index.scope_state import (
 from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.templates.catalog import scope_template
 
-from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, sig5
+from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, legacy, sig5
 
 # ------------------------------------------------------------------------------------------- counting
 
@@ -106,7 +111,8 @@ def build_index(db: Path, rows: Sequence[tuple[str, float | None, int | None, st
 
 
 def scoped(db: Path, *, roots: Sequence[str], sources: Sequence[str], homes: Sequence[Path] | None = None,
-           stat: object = os.stat, now_ms: float = NOW_MS) -> FreshnessReport:
+           stat: object = os.stat, now_ms: float = NOW_MS,
+           deadline_check: Callable[[], object] | None = None) -> FreshnessReport:
     """The scoped assessment exactly as a request runs it: every index read inside one snapshot."""
 
     def work(snap: ReadSnapshot) -> FreshnessReport:
@@ -119,7 +125,7 @@ def scoped(db: Path, *, roots: Sequence[str], sources: Sequence[str], homes: Seq
             lookup=lambda paths: read_unit_rows(snap, paths, has_cursor=has_cursor),
             has_rows_under=lambda prefix: has_rows_under(snap, prefix, seeks),
             roots=roots, sources=sources, transcript_homes=found_homes, now_ms=now_ms,
-            stat=stat)  # type: ignore[arg-type]
+            stat=stat, deadline_check=deadline_check)  # type: ignore[arg-type]
 
     report, _mode = read_index(db, work, deadline=Deadline(60_000))
     return report
@@ -205,13 +211,16 @@ def test_cost_follows_the_scope(tmp_path: Path) -> None:
     assert walked.units_in_scope == mine.units_in_scope == 10
     assert all_files.opens >= 400  # the full walk reads every head
     assert counted.opens == 0  # every in-scope file is attributed by the index: no head read
-    # one stat per in-scope file, the Codex year, month and day directories on the way to them, root and home
+    # one stat per in-scope file, each Codex year, month and day directory (one of each here), root and home
     assert counted.stats <= 10 + 3 + 2, counted.stats
-    # listed: the Claude projects directory and the scope's project, the top of the Codex sessions; none of the
-    # Codex date directories (before the last build and unchanged since) and no other project
+    # listed: the Claude projects directory and the scope's project, the Codex sessions and its year and month
+    # directories (unchanged since the last build: listed for their directories only); no day directory (before
+    # the last build and unchanged since) and no other project
     claude = h.home / ".claude" / "projects"
-    assert counted.listed_under(h.home) == sorted([str(claude), str(claude / claude_slug(root[0])),
-                                                 str(h.home / ".codex" / "sessions")]), counted.listed
+    sessions = h.home / ".codex" / "sessions"
+    assert counted.listed_under(h.home) == sorted([str(claude), str(claude / claude_slug(root[0])), str(sessions),
+                                                 str(sessions / "2026"), str(sessions / "2026" / "01")]), \
+        counted.listed
 
 
 def test_scoped_verdicts_follow_changes_like_the_full_walk(tmp_path: Path) -> None:
@@ -249,8 +258,8 @@ def test_scoped_verdicts_follow_changes_like_the_full_walk(tmp_path: Path) -> No
 
 
 def test_old_unchanged_codex_day_directory_is_not_listed_but_its_scope_files_are_judged(tmp_path: Path) -> None:
-    """An older day directory whose mtime predates the last build is not listed (no file of another project is
-    looked at), yet an in-scope rollout in it that grew is stale."""
+    """An older day directory unchanged since the last build (mtime and ctime before it) is not listed (no file of
+    another project is looked at), yet an in-scope rollout in it that grew is stale."""
     h = Home(tmp_path, n_projects=8, per_project=4)
     repo = h.repos[3]
     grown = Path(next(s[3] for s in h.sessions if s[2] == str(repo) and s[1] == "codex"))
@@ -264,7 +273,8 @@ def test_old_unchanged_codex_day_directory_is_not_listed_but_its_scope_files_are
     in_scope_codex = sum(1 for s in h.sessions if s[2] == str(repo) and s[1] == "codex")
     # the scope's files, the year, month and day directories, root and home
     assert counted.stats <= in_scope_codex + 3 + 3
-    assert counted.listed_under(h.home) == [str(h.home / ".codex" / "sessions")]  # no date directory listed
+    sessions = h.home / ".codex" / "sessions"  # the year and the month are listed for their directories, no day
+    assert counted.listed_under(h.home) == [str(sessions), str(sessions / "2026"), str(sessions / "2026" / "01")]
 
 
 def test_a_known_transcript_named_through_a_link_is_judged_by_its_resolved_row(tmp_path: Path) -> None:
@@ -302,8 +312,8 @@ def _day_dir(home: Path, day: tuple[int, int, int]) -> Path:
 
 
 def test_codex_old_day_directories_without_scope_files_are_not_listed(tmp_path: Path) -> None:
-    """An unindexed in-scope rollout in an old day directory with no in-scope session is not seen (the
-    documented limit), one in a day directory after the last build is."""
+    """An unindexed in-scope rollout in an old day directory unchanged since the last build (mtime and ctime
+    before it) was there when the build ran: not listed. One in a day directory from the cutoff on is listed."""
     h = Home(tmp_path, n_projects=2, per_project=2)
     repo = h.repos[0]
     old = _day_dir(h.home, (2020, 1, 1)) / "rollout-2020-01-01T00-00-00-old.jsonl"
@@ -318,13 +328,12 @@ def test_codex_old_day_directories_without_scope_files_are_not_listed(tmp_path: 
     assert report.unindexed_units == (str(recent),)
 
 
-def test_codex_entries_beside_old_held_day_directories_are_listed_when_added_since_the_build(
-        tmp_path: Path) -> None:
-    """In a month directory before the cutoff that holds the scope's day directory, date-named entries holding
-    no known file are passed over without a look; a loose rollout and a directory that is not a date, added
-    since the last build (the month's mtime is later), are listed (walked whole): unindexed in-scope rollouts
-    there make the scope incomplete. Unchanged since the build, the month is not listed (the documented
-    limit: what was there at the build, the build saw), and neither are its entries."""
+def test_codex_month_directory_is_listed_whole_only_when_it_changed_since_the_build(tmp_path: Path) -> None:
+    """A month directory before the cutoff, unchanged since the last build, is listed for its directories only:
+    its day directories are judged by their own times (05 and 12/01, unchanged: not listed), a directory that is
+    not a date is walked whole (an unindexed in-scope rollout there is found), its own loose rollout is not
+    collected (it was there when the build ran). Changed since the build (its mtime later), the month is listed
+    whole: the loose rollout is found too."""
     h = Home(tmp_path, n_projects=2, per_project=2)
     repo = h.repos[0]
     month = _day_dir(h.home, (2026, 1, 2)).parent  # holds the scope's Codex session (codex_session's day)
@@ -341,26 +350,27 @@ def test_codex_entries_beside_old_held_day_directories_are_listed_when_added_sin
     before_build = int((NOW_MS - 120_000) * 1e6)
     for directory in (month.parent, month):
         os.utime(directory, ns=(before_build, before_build))
+    sessions = h.home / ".codex" / "sessions"
+    listed = sorted(str(d) for d in (sessions, month.parent, month, month / "misc", month / "misc" / "deeper",
+                                     month.parent / "12"))  # not 05, not 12/01: unchanged day directories
     with Counted() as counted:
         unchanged = scoped(db, roots=[str(repo)], sources=["codex"], homes=[h.home], stat=counted.stat)
-    assert unchanged.unindexed_units == ()
-    assert unchanged.verdict == "fresh"
-    assert counted.listed_under(h.home) == [str(h.home / ".codex" / "sessions")]
+    assert unchanged.unindexed_units == (str(nested),)
+    assert unchanged.verdict == "incomplete"
+    assert counted.listed_under(h.home) == listed
     after_build = int(NOW_MS * 1e6)
     os.utime(month, ns=(after_build, after_build))  # an entry added or removed after the build
     with Counted() as counted:
         report = scoped(db, roots=[str(repo)], sources=["codex"], homes=[h.home], stat=counted.stat)
     assert report.unindexed_units == tuple(sorted((str(loose), str(nested))))
     assert report.verdict == "incomplete"
-    sessions = h.home / ".codex" / "sessions"
-    assert counted.listed_under(h.home) == sorted(str(d) for d in (
-        sessions, month, month / "misc", month / "misc" / "deeper"))  # not the year, not 05, not 12
+    assert counted.listed_under(h.home) == listed
 
 
 def test_codex_directory_that_is_not_a_date_below_an_unchanged_month_is_walked_whole(tmp_path: Path) -> None:
     """A rollout of a session in scope under a directory that is not a date (``2026/01/misc/``): the month,
-    unchanged since the build, is not listed, but that directory on the way to the known file is walked whole,
-    so an unindexed in-scope rollout added beside the known one is found."""
+    unchanged since the build, is listed for its directories only, and that directory is walked whole, so an
+    unindexed in-scope rollout added beside the known one is found."""
     h = Home(tmp_path, n_projects=2, per_project=2)
     repo = h.repos[0]
     month = _day_dir(h.home, (2026, 1, 2)).parent
@@ -378,18 +388,31 @@ def test_codex_directory_that_is_not_a_date_below_an_unchanged_month_is_walked_w
         report = scoped(h.db(), roots=[str(repo)], sources=["codex"], homes=[h.home], stat=counted.stat)
     assert report.unindexed_units == (str(added),)
     assert report.verdict == "incomplete"
-    assert counted.listed_under(h.home) == sorted([str(h.home / ".codex" / "sessions"), str(known.parent)])
+    sessions = h.home / ".codex" / "sessions"
+    assert counted.listed_under(h.home) == sorted(str(d) for d in (sessions, month.parent, month, known.parent))
 
 
-def test_skip_bound_is_the_date_comparison() -> None:
-    """``_skip_below`` is ``(*day, n) < cutoff`` for every date level, as ``wanted`` compares."""
-    cutoff = (2026, 3, 15)
-    for day in [(), (2025,), (2026,), (2027,), (2026, 2), (2026, 3), (2026, 4), (2025, 12)]:
-        below = _skip_below(day, cutoff)
-        for n in range(0, 2030):
-            assert (n < below) == ((*day, n) < cutoff[:len(day) + 1]), (day, n)
-    assert _skip_below((2026,), None) == -math.inf
-    assert _skip_below((2026, 3, 15), cutoff) == -math.inf
+def test_a_huge_directory_is_listed_under_the_deadline(tmp_path: Path) -> None:
+    """The scope's Claude project directory holds 3,000 more indexed sessions: nothing needs reading and the stat
+    here checks no deadline, so only the listings can end the assessment. A deadline that has passed ends it
+    with ``DeadlineExceeded`` (a request then answers freshness ``unknown``, ``freshness_deadline_exceeded``);
+    a deadline still ahead is checked between the entries of that one directory, every ``ENTRIES_PER_CHECK``."""
+    h = Home(tmp_path, n_projects=2, per_project=2)
+    repo = h.repos[0]
+    project = Path(next(s[3] for s in h.sessions if s[2] == str(repo) and s[1] == "claude")).parent
+    for k in range(3_000):
+        path = project / f"bulk-{k:05d}.jsonl"
+        path.write_text(json.dumps({"type": "user", "uuid": f"b{k}", "cwd": str(repo)}) + "\n")
+        h.add(path, "claude", repo, f"bulk-{k:05d}")
+    db = h.db()
+    assert scoped(db, roots=[str(repo)], sources=["claude"], homes=[h.home]).verdict == "fresh"
+    with pytest.raises(DeadlineExceeded):
+        scoped(db, roots=[str(repo)], sources=["claude"], homes=[h.home], deadline_check=Deadline(0).check)
+    checks: list[int] = []
+    report = scoped(db, roots=[str(repo)], sources=["claude"], homes=[h.home],
+                    deadline_check=lambda: checks.append(1))
+    assert report.verdict == "fresh" and report.units_in_scope == 3_001
+    assert len(checks) >= 3_000 // ENTRIES_PER_CHECK
 
 
 def test_claude_slug_matching_is_conservative() -> None:
@@ -414,13 +437,9 @@ def test_cutoff_is_two_days_before_the_last_build() -> None:
 
 
 def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
-    """With ``remember`` (a warm ``serve``), line counts are reused under the same stat and read again when
-    a file changed (here a same-mtime append: its size and ctime move)."""
-    from obelisk_session_evidence.index.freshness import memo
-
-    from tests.test_freshness import legacy
-
-    memo.clear()
+    """With a ``TranscriptMemo`` (a warm ``serve`` holds one), line counts are reused under the same stat and
+    read again when a file changed (here a same-mtime append: its size and ctime move)."""
+    memo = TranscriptMemo()
     home = tmp_path / "home"
     repo = tmp_path / "src" / "repo"
     repo.mkdir(parents=True)
@@ -436,7 +455,7 @@ def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
             return assess_scoped_freshness(
                 scope.files, read_marker_rows(snap), lookup=lambda p: read_unit_rows(snap, p, has_cursor=True),
                 has_rows_under=lambda p: has_rows_under(snap, p), roots=[str(repo)], sources=["claude"],
-                transcript_homes=[home], now_ms=NOW_MS, remember=True)
+                transcript_homes=[home], now_ms=NOW_MS, memo=memo)
 
         with Counted() as counted:
             report = read_index(db, work, deadline=Deadline(60_000))[0]
@@ -450,4 +469,6 @@ def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
     third, _ = assess()
     assert third.verdict == "stale" and third.stale_units == (str(files[2]),)
     assert third.lines_counted == 1
-    memo.clear()
+    memo = TranscriptMemo()  # another owner's memo remembers nothing of this one's (no state in the package)
+    fourth, fourth_opens = assess()
+    assert fourth.lines_counted == 5 and fourth_opens == 5

@@ -8,7 +8,8 @@ service's ``answer``:
   parent a workflow run inherits its cwd from): a typed answer, freshness ``unknown`` (``unreadable_file``),
   never a hung process; the subprocess timeout is only a hang detector;
 * a rollout restored with ``tar x`` or ``rsync -a`` (mtimes set back) into an old Codex day, month or year
-  directory, or a Claude project directory: ``incomplete``, never ``fresh``;
+  directory, into an old day directory holding only another repository's rollouts (its month and year
+  untouched), or into a Claude project directory: ``incomplete``, never ``fresh``;
 * a scope that matches no session: ``unknown`` with ``unknown_reason_no_transcript_in_scope``;
 * issue 36: the candidate walks (a Claude project directory holding no known transcript, Kimi and Pi, Codex
   ``archived_sessions/``) and the Codex signature checks, each against the mutant it kills (named per test).
@@ -387,6 +388,55 @@ def test_a_rollout_restored_with_old_mtimes_makes_the_scope_incomplete(
     assert (verdict, detail["unindexed"]) == ("incomplete", 1), detail
 
 
+def _build_now(world: World) -> None:
+    """A build runs now (its markers say so) and the clock moves on past the filesystem's timestamp tick."""
+    built = time.time() * 1000
+    con = sqlite3.connect(world.db)
+    with con:
+        con.execute("UPDATE index_state SET mtime = ? WHERE jsonl_path LIKE '\\_\\_%' ESCAPE '\\'", (built,))
+    con.close()
+    world.last_build_ms = built
+    time.sleep(0.05)
+
+
+#: (name, date of the old day directory holding only another repository's rollout): in the month of the scope's
+#: rollout (2025-03-07), in another month of its year.
+OTHER_SCOPES_DAYS = [("same-month", (2025, 3, 5)), ("other-month", (2025, 1, 20))]
+
+
+@pytest.mark.parametrize("day", [day for _, day in OTHER_SCOPES_DAYS], ids=[name for name, _ in OTHER_SCOPES_DAYS])
+def test_a_rollout_restored_into_an_old_day_of_another_scope_makes_the_scope_incomplete(
+        world: World, day: tuple[int, int, int]) -> None:
+    """An old Codex day directory that existed at the last build and holds only another repository's rollout,
+    in a month and a year unchanged since: a rollout of the scope restored into it with ``tar x`` keeps its old
+    mtime and sets the day directory's mtime back, and neither the month nor the year changes at all. Only the
+    day directory's ctime says. main said ``fresh``: it looked only at the date directories on the way to the
+    scope's known rollouts, and never at this day."""
+    other = world.codex_rollout(_ms(*day), cwd=world.tmp / "src" / "other")
+    world.add_rows([(str(other), other.stat().st_mtime_ns / 1e6, 0, cursor_for(other, "codex"))])
+    _build_now(world)  # every directory predates the build: mtime and ctime
+    assert world.freshness("codex")[0] == "fresh"
+    day_dir = other.parent
+    backup = world.tmp / "backup"
+    restored = world.codex_rollout(_ms(*day, 15), home=backup)  # the scope's session, that day
+    assert restored.parent.name == day_dir.name
+    kept = day_dir.stat().st_mtime_ns
+    os.utime(restored.parent, ns=(kept, kept))  # the backup's day directory, as the home had it
+    archive = world.tmp / "day.tar"
+    subprocess.run(["tar", "-cf", str(archive), "-C", str(restored.parent.parent), restored.parent.name],
+                   check=True, timeout=HANG_S)
+    subprocess.run(["tar", "-xf", str(archive), "-C", str(day_dir.parent)], check=True, timeout=HANG_S)
+    landed = day_dir / restored.name
+    assert landed.is_file() and landed.stat().st_mtime_ns / 1e6 < world.last_build_ms
+    for directory in (day_dir.parent, day_dir.parent.parent):  # the month and the year: untouched
+        st = directory.stat()
+        assert max(st.st_mtime_ns, st.st_ctime_ns) / 1e6 < world.last_build_ms
+    st = day_dir.stat()
+    assert st.st_mtime_ns / 1e6 < world.last_build_ms < st.st_ctime_ns / 1e6  # mtime set back, ctime moved
+    verdict, detail = world.freshness("codex")
+    assert (verdict, detail["unindexed"]) == ("incomplete", 1), detail
+
+
 def test_a_claude_transcript_restored_with_old_mtimes_makes_the_scope_incomplete(world: World) -> None:
     """The Claude project directories are listed on every request (no mtime shortcut): a session restored into
     the scope's project directory with its mtimes set back is seen (a guard: main saw it too)."""
@@ -419,12 +469,12 @@ def test_a_scope_matching_no_session_is_unknown_not_fresh(world: World, isolated
     assert "scope_matches_no_session" in envelope["provider_meta"]["degradations"]
 
 
-# ------------------------------------------------------------ issue 36: candidates.py, units.py
+# ------------------------------------------------------------ issue 36: candidates.py, judging.py
 
 
 def test_a_claude_project_directory_holding_no_known_transcript_is_walked(world: World) -> None:
     """A new session started in a subdirectory of the root has a project directory of its own, holding nothing
-    the index knows. Kills ``candidates.claude_units``: ``name in holding or (...)`` -> ``and`` (fresh)."""
+    the index knows. Kills ``candidates._claude``: ``name in holding or (...)`` -> ``and`` (fresh)."""
     new = world.claude_session(_ms(2025, 3, 10), cwd=world.repo / "packages" / "api")
     assert new.parent != world.claude.parent
     verdict, detail = world.freshness("claude")
@@ -462,7 +512,7 @@ def test_kimi_and_pi_transcripts_are_collected(tmp_path: Path, change: str) -> N
 
 def test_a_new_archived_rollout_is_seen(world: World) -> None:
     """The index holds a row under ``archived_sessions/`` (its Obelisk walks archives); a rollout of a session in
-    scope archived since the last build is unindexed. Kills ``candidates.codex_units``: the archive walk's
+    scope archived since the last build is unindexed. Kills ``candidates._codex``: the archive walk's
     ``if has_rows_under(...)`` and its body removed (fresh)."""
     archived = world.home / ".codex" / "archived_sessions"
     older = world.codex_rollout(_ms(2025, 1, 4), cwd=world.tmp / "src" / "other")
@@ -512,7 +562,7 @@ def _split_last_line(data: bytes) -> bytes:
 @pytest.mark.parametrize("change", ["size-same-mtime", "mtime-same-size", "lines-same-size-and-mtime"])
 def test_a_codex_rollout_rewritten_in_place_is_stale(world: World, cursor_format: str, change: str) -> None:
     """Each change keeps the inode and the line count (but the last); the ctime moves, as any write moves it.
-    Kills, in ``units._judge_signature_fields`` (current) and ``units._judge_codex_v4`` (cooperative):
+    Kills, in ``judging._by_signature`` (both formats):
     ``size`` / ``mtime`` test ``or`` -> ``and`` (the first two changes: fresh); the ctime and inode test
     ``and`` -> ``or`` (the third: up to date without counting: fresh)."""
     path = world.codex

@@ -18,8 +18,6 @@ PROVIDER = Path(__file__).resolve().parent.parent / "provider"
 
 #: Modules that still keep state, and why (strict: a module that no longer does must leave this list).
 PENDING: dict[str, str] = {
-    "index/freshness/memo.py": "the freshness rewrite makes the transcript memo an instance (TranscriptMemo)",
-    "index/freshness/tally.py": "claude_slug's lru_cache takes the request's roots (the freshness rewrite)",
     "redaction/encoded.py": "_kind_memo keeps the last text redacted (one text, its answer)",
     "redaction/services.py": "_cue_memo keeps the last text redacted (one text, its answer)",
 }

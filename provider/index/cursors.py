@@ -18,8 +18,7 @@ met in the field (see ``shared/obelisk-db-interface.md`` §2.1):
 
 ``parse_cursor`` never raises: malformed, oversized or non-finite input yields ``UnknownCursor``. A NULL
 cursor is rebuilt from the row's ``(mtime, lines_processed)`` as a legacy cursor, as Obelisk's own readers do.
-Cursor text is never kept in the parsed value (the Codex v4 state is tens of KB and opaque). The parsed values
-are NamedTuples (the tombstone, which has no field, a plain class): one is built per ``index_state`` row read.
+Cursor text is never kept in the parsed value (the Codex v4 state is tens of KB and opaque).
 """
 
 import base64
@@ -28,6 +27,7 @@ import functools
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
     "decode_codex_v4_source_size",
     "ino_matches",
     "parse_cursor",
-    "plain_signature",
 ]
 
 #: Longest cursor string considered at all (the Codex v4 state is about 90 KB of base64url in practice).
@@ -66,13 +65,6 @@ def _b64url_re() -> re.Pattern[str]:
     """A base64url field (a Codex v4 cursor's state only; compiled on first use)."""
     return re.compile(r"[A-Za-z0-9_\-]*={0,2}")
 
-
-@functools.cache
-def _plain_signature_re() -> re.Pattern[str]:
-    """The common five-part signature cursor in plain decimal (what ``_parse_five`` reads on its fast paths):
-    matched whole, it is parsed without the general path's split and per-field helpers, to the same value.
-    Compiled on first use (nothing more compiled at import)."""
-    return re.compile(r"([0-9]+(?:\.[0-9]*)?):([0-9]+):([0-9]+):([0-9]+(?:\.[0-9]*)?):([0-9]+)")
 # JS numbers are exact integers only up to 2**53; inode numbers above that may have lost precision.
 _JS_SAFE_INT: Final = 2**53
 
@@ -122,23 +114,10 @@ class PiSnapshotCursor(NamedTuple):
     ino: int | None
 
 
+@dataclass(frozen=True)
 class TombstoneCursor:
-    """``0:0``: the unit was retracted (Pi) or never produced anything.
-
-    No fields: a plain class (an empty NamedTuple would be a false value), equal to any other tombstone."""
-
-    __slots__ = ()
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not TombstoneCursor:
-            return NotImplemented
-        return True
-
-    def __hash__(self) -> int:
-        return hash(())
-
-    def __repr__(self) -> str:
-        return "TombstoneCursor()"
+    """``0:0``: the unit was retracted (Pi) or never produced anything. No fields, equal to any other tombstone
+    (a dataclass: an empty NamedTuple would be a false value)."""
 
 
 class UnknownCursor(NamedTuple):
@@ -286,27 +265,6 @@ def parse_cursor(
     """
     if cursor is None:
         return _rebuild(mtime, lines_processed, source)
-    plain = plain_signature(cursor, source)
-    if plain is not None:
-        return SignatureCursor(*plain)
-    return _parse_general(cursor, source)
-
-
-def plain_signature(cursor: object, source: str | None) -> tuple[float, int, int, float, int] | None:
-    """``(mtime_ms, lines, size, ctime_ms, ino)`` of a five-part signature cursor written in plain decimal
-    (the common case), exactly as ``parse_cursor`` reads it into a ``SignatureCursor``; None for any other
-    cursor (``parse_cursor`` then decides what it is)."""
-    if not isinstance(cursor, str) or source == "kimi" or len(cursor) > MAX_CURSOR_CHARS:
-        return None
-    plain = _plain_signature_re().fullmatch(cursor)
-    if plain is None:
-        return None
-    mtime_ms, lines, size, ctime_ms, ino = plain.groups()
-    return float(mtime_ms), int(lines), int(size), float(ctime_ms), int(ino)
-
-
-def _parse_general(cursor: object, source: str | None) -> Cursor:
-    """``parse_cursor`` for a cursor that is not NULL, without its plain-signature fast path."""
     if not isinstance(cursor, str):
         return UnknownCursor("not-text")
     if len(cursor) > MAX_CURSOR_CHARS:

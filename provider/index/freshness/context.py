@@ -1,18 +1,24 @@
-"""Shared state of one assessment: the context threaded through walking and judging, and the unit shape."""
+"""What one assessment carries: how it looks at the disk, what it has found on the way, and the unit shape."""
+
+from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from .rows import UnitRow
+from .memo import TranscriptMemo
 
 UnitKind = Literal["jsonl", "workflow_json", "kimi_dir"]
 Outcome = Literal["up_to_date", "stale", "unknown_cursor", "unreadable"]
+#: An ``index_state`` row as the caller reads it: ``(jsonl_path, mtime, lines_processed, cursor)``.
+IndexRow = tuple[str, float | None, int | None, str | None]
+#: An ``index_state`` unit row as passed in: ``(jsonl_path, mtime, lines_processed, cursor)``, any types.
+UnitRow = tuple[str, object, object, object]
 
 
 class Unit(NamedTuple):
-    """One transcript unit: a file, or a Kimi session directory; ``parent`` is a Claude parent session.
-    A NamedTuple, not a frozen dataclass: one is built per listed file, and building one is the cheaper."""
+    """One transcript unit: a file, or a Kimi session directory; ``parent`` is a Claude parent session's file."""
 
     path: str
     source: str
@@ -20,24 +26,21 @@ class Unit(NamedTuple):
     parent: str | None = None
 
 
+@dataclass(slots=True)
 class Ctx:
-    """Mutable state of one assessment (internal)."""
+    """One assessment's settings and side findings.
 
-    __slots__ = ("check", "lines_counted", "max_head_bytes", "parent_cwds", "reasons", "remember", "roots", "rows",
-                 "stat", "tol")
+    ``stat`` is the caller's (a request's checks its deadline); ``check`` is called before every chunk read and
+    between directory entries (its exception ends the assessment); ``memo`` keeps line counts and heads across
+    assessments in a warm process. ``reasons`` collects why something could not be judged."""
 
-    def __init__(self, stat: Callable[[str], os.stat_result], max_head_bytes: int, tol: float,
-                 roots: tuple[str, ...], rows: Mapping[str, UnitRow], *, lines_counted: int = 0,
-                 remember: bool = False, reasons: set[str] | None = None,
-                 parent_cwds: dict[str, str | None] | None = None,
-                 check: Callable[[], object] | None = None) -> None:
-        self.stat = stat
-        self.check = check  # called before every chunk read from a transcript (a request's deadline check)
-        self.max_head_bytes = max_head_bytes
-        self.tol = tol
-        self.roots = roots
-        self.rows = rows
-        self.lines_counted = lines_counted
-        self.remember = remember  # keep line counts and heads across assessments (``memo``), by file identity
-        self.reasons: set[str] = set() if reasons is None else reasons
-        self.parent_cwds: dict[str, str | None] = {} if parent_cwds is None else parent_cwds
+    stat: Callable[[str], os.stat_result] = os.stat
+    roots: tuple[str, ...] = ()
+    rows: Mapping[str, UnitRow] = field(default_factory=dict)
+    max_head_bytes: int = 64 * 1024
+    tol: float = 1.0
+    check: Callable[[], object] | None = None
+    memo: TranscriptMemo | None = None
+    lines_counted: int = 0
+    reasons: set[str] = field(default_factory=set)
+    parent_cwds: dict[str, str | None] = field(default_factory=dict)

@@ -10,9 +10,9 @@ from contextlib import closing
 from typing import Final
 
 from ...inputs import read_regular_file, regular_file_chunks
-from . import memo
 from .context import Ctx, Unit
-from .walk import kimi_files
+from .memo import identity
+from .walks import kimi_files
 
 _HEAD_CHUNK: Final = 8 * 1024
 
@@ -102,16 +102,16 @@ def _kimi_state_cwd(path: str, limit: int, check: Callable[[], object] | None) -
 
 
 def _remembered_head(ctx: Ctx, path: str, source: str) -> tuple[str | None, bool]:
-    """``_head_cwd``, reused under the same stat when ``ctx.remember`` (``memo``; one stat to know)."""
-    if not ctx.remember:
+    """``_head_cwd``, reused under the same stat when the assessment has a memo (one stat to know)."""
+    if ctx.memo is None:
         return _head_cwd(path, source, ctx.max_head_bytes, ctx.check)
     try:
         st = ctx.stat(path)
     except (OSError, ValueError):
         return None, False
-    key = ("head", path, source, ctx.max_head_bytes, *memo.identity(st, with_ctime=True))
-    return memo.remembered(key, lambda: _head_cwd(path, source, ctx.max_head_bytes, ctx.check),
-                           lambda found: found[1])
+    key = ("head", path, source, ctx.max_head_bytes, *identity(st))
+    return ctx.memo.remembered(key, lambda: _head_cwd(path, source, ctx.max_head_bytes, ctx.check),
+                               lambda found: found[1])
 
 
 def unit_cwd(ctx: Ctx, unit: Unit) -> tuple[str | None, bool]:

@@ -1,15 +1,18 @@
-"""The scope's inputs: roots (and path-boundary containment), supported sources, readable homes."""
+"""The assessment's inputs made safe to use: roots (and path-boundary containment), supported sources,
+readable homes, and the ``index_state`` rows split into unit rows and marker values. Malformed input is
+dropped or recorded as a reason, never raised."""
 
 from __future__ import annotations
 
+import math
 import os
 import posixpath
 import stat as stat_mod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from ...paths import under_root
-from .context import Ctx
+from .context import Ctx, UnitRow
 
 SUPPORTED_SOURCES: Final = frozenset({"claude", "codex", "kimi", "pi"})
 _POSIX: Final = os.path is posixpath
@@ -99,3 +102,41 @@ def readable_homes(ctx: Ctx, homes: object) -> list[str]:
         else:
             ctx.reasons.add("unreadable_home")
     return readable
+
+
+def split_rows(index_rows: object) -> tuple[dict[str, UnitRow], dict[str, object]]:
+    """Unit rows by path and marker values (``__…__`` rows) by key; rows not shaped (text path, _, _, _) are
+    skipped."""
+    units: dict[str, UnitRow] = {}
+    markers: dict[str, object] = {}
+    if not isinstance(index_rows, Iterable):
+        return units, markers
+    for row in index_rows:
+        try:
+            path, mtime, lines, cursor = row
+        except (TypeError, ValueError):
+            continue
+        if not isinstance(path, str) or not path:
+            continue
+        if len(path) >= 4 and path.startswith("__") and path.endswith("__"):
+            markers[path] = mtime
+        else:
+            units[path] = (path, mtime, lines, cursor)
+    return units, markers
+
+
+def lookup_row(rows: Mapping[str, UnitRow], path: str) -> UnitRow | None:
+    """The row of ``path``, else the row of its resolved form."""
+    row = rows.get(path)
+    if row is None:
+        real = os.path.realpath(path)
+        row = rows.get(real) if real != path else None
+    return row
+
+
+def number(value: object) -> float | None:
+    """A finite-or-infinite float from an int/float column value; None for bool, NaN or anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    result = float(value)
+    return None if math.isnan(result) else result

@@ -1,19 +1,36 @@
-"""Discovering transcript units in a home, per provider layout (Claude, Codex, Kimi, Pi)."""
+"""Listing directories and finding transcript units in a home, per provider layout (Claude, Codex, Kimi, Pi).
+
+Every listing goes through :func:`scan`, which checks the assessment's deadline between entries, so a huge
+directory ends a request at its deadline as a long file read does.
+"""
 
 from __future__ import annotations
 
 import os
+import stat as stat_mod
 from collections.abc import Callable, Iterator, Mapping
+from itertools import islice
 from typing import Final
 
 from .context import Ctx, Unit
 
+#: Directory entries read between two deadline checks.
+ENTRIES_PER_CHECK: Final = 256
+
 
 def scan(ctx: Ctx, path: str) -> list[os.DirEntry[str]]:
-    """Entries of a directory; a missing directory is empty, an unreadable one is recorded."""
+    """Entries of a directory, ``ctx.check`` called before every ``ENTRIES_PER_CHECK`` of them (its exception
+    ends the listing); a missing directory is empty, an unreadable one is recorded."""
+    entries: list[os.DirEntry[str]] = []
     try:
         with os.scandir(path) as it:
-            return list(it)
+            while True:
+                if ctx.check is not None:
+                    ctx.check()
+                batch = list(islice(it, ENTRIES_PER_CHECK))
+                entries += batch
+                if len(batch) < ENTRIES_PER_CHECK:
+                    return entries
     except FileNotFoundError:
         return []
     except (OSError, ValueError):
@@ -35,7 +52,12 @@ def is_file(entry: os.DirEntry[str], suffix: str) -> bool:
         return False
 
 
-def _walk_claude_session_dir(ctx: Ctx, session_dir: str, parent: str) -> Iterator[Unit]:
+def claude_slug(path: str) -> str:
+    """Claude Code's project directory name for a path: every character but ASCII letters and digits is ``-``."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in path)
+
+
+def _claude_session_dir(ctx: Ctx, session_dir: str, parent: str) -> Iterator[Unit]:
     subagents = os.path.join(session_dir, "subagents")
     for entry in scan(ctx, subagents):
         if is_file(entry, ".jsonl"):
@@ -51,28 +73,24 @@ def _walk_claude_session_dir(ctx: Ctx, session_dir: str, parent: str) -> Iterato
 
 
 def list_claude_project(ctx: Ctx, project: str, mains: list[str], units: list[Unit]) -> None:
-    """The units of one Claude project directory: its main transcripts' paths onto ``mains`` (each a
-    ``Unit(path, "claude", "jsonl")``, left unbuilt: a project directory holds many, and most are only judged),
-    subagent and workflow-run units onto ``units``."""
+    """The units of one Claude project directory: its main transcripts' paths onto ``mains`` (each stands for
+    ``Unit(path, "claude", "jsonl")``: most are only judged, so none is built), subagent and workflow-run units
+    onto ``units``."""
     for entry in scan(ctx, project):
         if is_file(entry, ".jsonl"):
             mains.append(entry.path)
         elif is_subdir(entry):
-            units.extend(_walk_claude_session_dir(ctx, entry.path, os.path.join(project, entry.name + ".jsonl")))
-
-
-def walk_claude_project(ctx: Ctx, project: str) -> list[Unit]:
-    """The units of one Claude project directory: main transcripts, subagents, workflow runs."""
-    mains: list[str] = []
-    units: list[Unit] = []
-    list_claude_project(ctx, project, mains, units)
-    return [Unit(path, "claude", "jsonl") for path in mains] + units
+            units.extend(_claude_session_dir(ctx, entry.path, os.path.join(project, entry.name + ".jsonl")))
 
 
 def _walk_claude(ctx: Ctx, home: str) -> Iterator[Unit]:
     for project in scan(ctx, os.path.join(home, ".claude", "projects")):
         if is_subdir(project):
-            yield from walk_claude_project(ctx, project.path)
+            mains: list[str] = []
+            units: list[Unit] = []
+            list_claude_project(ctx, project.path, mains, units)
+            yield from (Unit(path, "claude", "jsonl") for path in mains)
+            yield from units
 
 
 def walk_jsonl_tree(ctx: Ctx, top: str, source: str) -> Iterator[Unit]:
@@ -107,6 +125,7 @@ def _walk_pi(ctx: Ctx, home: str) -> Iterator[Unit]:
     yield from walk_jsonl_tree(ctx, os.path.join(home, ".pi", "agent", "sessions"), "pi")
 
 
+#: Every unit of a source in a home (the full walk; ``candidates`` narrows Claude and Codex to a scope).
 WALKERS: Final[Mapping[str, Callable[[Ctx, str], Iterator[Unit]]]] = {
     "claude": _walk_claude,
     "codex": _walk_codex,
@@ -116,7 +135,7 @@ WALKERS: Final[Mapping[str, Callable[[Ctx, str], Iterator[Unit]]]] = {
 
 
 def kimi_files(ctx: Ctx, session_dir: str) -> tuple[list[str], str | None]:
-    """(wire files, state.json or None) of one Kimi session directory."""
+    """(``state.json`` if any, then the wire files; ``state.json`` or None) of one Kimi session directory."""
     wires: list[str] = []
     state: str | None = None
     for entry in scan(ctx, session_dir):
@@ -126,8 +145,15 @@ def kimi_files(ctx: Ctx, session_dir: str) -> tuple[list[str], str | None]:
             wires.append(entry.path)
     for agent in scan(ctx, os.path.join(session_dir, "agents")):
         wire = os.path.join(agent.path, "wire.jsonl")
-        if is_subdir(agent) and os.path.isfile(wire):
+        if is_subdir(agent) and _is_regular(ctx, wire):
             wires.append(wire)
     if state is not None:
         return [state, *wires], state
     return wires, None
+
+
+def _is_regular(ctx: Ctx, path: str) -> bool:
+    try:
+        return stat_mod.S_ISREG(ctx.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
