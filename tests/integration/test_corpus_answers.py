@@ -22,7 +22,7 @@ import pytest
 
 from tests.realobelisk import shared_dir
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "corpus_answers.json"
 
 

@@ -27,7 +27,7 @@ from tools.devkit.evaluation.report import Thresholds, figures, passed
 from tools.devkit.evaluation.runner import Outcome, _score, run_evalset
 from tools.devkit.evaluation.situation import EvalSet, Fact, ScopeSpec, Situation
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REQUIRED_CLASSES = {
     # tool outputs and build tools
     "codex.output.json", "codex.output.text", "codex.output.text_total_lines", "codex.exec_command",

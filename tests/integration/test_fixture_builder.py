@@ -30,7 +30,7 @@ from obelisk_session_evidence.fixtures.builder import (
 from tests.realobelisk import real_dir
 from tools.devkit.large import build_large
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOW_MS = 1_795_986_324_950
 EVIDENCE_TYPES = {"prior_failure", "decision", "file_history", "tool_outcome", "summary"}
 MIGRATED = {(t, c) for t, c, _ in MIGRATED_COLUMNS}

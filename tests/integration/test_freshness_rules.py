@@ -23,7 +23,7 @@ from obelisk_session_evidence.index.freshness.judging import judge_unit
 from obelisk_session_evidence.index.freshness.scope import prepare_roots
 from obelisk_session_evidence.index.freshness.verdict import marker_source
 
-from tests.test_freshness import (
+from tests.integration.test_freshness import (
     _append,
     _b64,
     claude_session,

@@ -37,7 +37,7 @@ from obelisk_session_evidence.index.scope_state import (
 from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.templates.catalog import scope_template
 
-from tests.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, legacy, sig5
+from tests.integration.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, legacy, sig5
 
 # ------------------------------------------------------------------------------------------- counting
 

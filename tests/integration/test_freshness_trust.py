@@ -45,7 +45,7 @@ from obelisk_session_evidence.service import answer
 from obelisk_session_evidence.templates.catalog import scope_template
 
 from tests.conftest import CLI, REPO, make_request, run_cli, scope_entry, write_config
-from tests.test_freshness import kimi_cursor, kimi_session, pi_cursor, pi_session
+from tests.integration.test_freshness import kimi_cursor, kimi_session, pi_cursor, pi_session
 from tools.devkit.home_db import write_home_db
 
 LIMITS = {"max_sessions": 5, "max_items": 8, "max_snippet_chars": 600, "max_total_chars": 6000}

@@ -23,7 +23,7 @@ from obelisk_session_evidence.service import answer
 
 from tests.conftest import CLI, REPO, make_request, write_config
 
-CORPUS = Path(__file__).parent / "data" / "hostile_terms.json"
+CORPUS = Path(__file__).parents[1] / "data" / "hostile_terms.json"
 TYPES = ["prior_failure", "decision", "file_history", "tool_outcome", "summary"]
 CEILINGS = {"max_sessions": 50, "max_items": 50, "max_snippet_chars": 2000, "max_total_chars": 32000,
             "max_query_terms": 16, "max_term_chars": 200}

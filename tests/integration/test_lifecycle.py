@@ -36,7 +36,7 @@ from obelisk_session_evidence.digest import DigestKey, load_key
 from tests import realobelisk as ro
 from tests.conftest import CLI
 
-REPO_DIR = Path(__file__).resolve().parents[1]
+REPO_DIR = Path(__file__).resolve().parents[2]
 AGENT, PROJECT, REPOSITORY = "claude-main", "acme", "acme-api"
 QUERY_CANARY = "ZZQUERYCANARYZZ"
 #: A fixed digest key for the identity tests that call ``repository_identity`` directly.

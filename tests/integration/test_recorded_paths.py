@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from obelisk_session_evidence.fixtures.builder import build_fixture
 
-from tests.test_scope_paths import _ask, _plant, _sessions
+from tests.integration.test_scope_paths import _ask, _plant, _sessions
 
 
 @pytest.fixture(scope="module")

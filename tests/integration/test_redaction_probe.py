@@ -20,7 +20,7 @@ import pytest
 from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript, CodexTranscript
 
 from tests.evidence_home import ALL_TYPES, EvidenceHome, build_home
-from tests.test_redact_classes import POSITIVE
+from tests.unit.test_redact_classes import POSITIVE
 
 LIMITS = {"max_sessions": 50, "max_items": 50, "max_snippet_chars": 2000, "max_total_chars": 32000}
 

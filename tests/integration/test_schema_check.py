@@ -44,7 +44,7 @@ from obelisk_session_evidence.index.snapshots import (
 from tests.conftest import CLI
 from tests.realobelisk import real_dir, shared_dir
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REAL_DBS = ("fresh", "stale", "reindexed")
 GENERATIONS = ("current", "legacy", "migrated", "trigram")
 

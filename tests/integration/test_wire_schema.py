@@ -34,7 +34,7 @@ from obelisk_session_evidence.service import answer
 from tests.conftest import make_request, run_cli, scope_entry, write_config
 from tests.envelope_schema import problems
 
-TS_TYPES = Path(__file__).parent / "ts" / "contract_types.ts"
+TS_TYPES = Path(__file__).parents[1] / "ts" / "contract_types.ts"
 
 
 def test_schema_optional_fields_are_not_nullable_and_limits_are_positive() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-PROVIDER = Path(__file__).resolve().parent.parent / "provider"
+PROVIDER = Path(__file__).resolve().parents[2] / "provider"
 
 #: (layer, the dotted modules or packages in it), lowest first.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (

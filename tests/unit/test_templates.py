@@ -38,8 +38,8 @@ from obelisk_session_evidence.templates.verify.manifest import verifier_digest
 
 from tests.realobelisk import db_copy, real_dir
 
-REPO = Path(__file__).resolve().parents[1]
-GOLDEN = Path(__file__).resolve().parent / "golden" / "sql"
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "sql"
 
 TEMPLATES = load_templates()
 
