@@ -115,24 +115,6 @@ def _admitted(root: str, revision: dict[str, str] | None = None) -> tuple[Admitt
     return admit(request, ProviderConfig(scopes=(scope,))), scope
 
 
-@pytest.mark.parametrize(("recency_days", "now_s", "since"), [
-    (1, 86400 + 0.9999996, "1970-01-01T00:00:01.000Z"),  # rounded to microseconds first: the next second
-    (1, 86400 + 0.9999994, "1970-01-01T00:00:00.000Z"),
-    (1, 86400 - 0.5, "1969-12-31T23:59:59.000Z"),  # before the epoch: the second below
-    (1, 86400 - 5e-7, "1969-12-31T23:59:59.000Z"),
-    (7, 1791633600.9999996 + 7 * 86400, "2026-10-10T12:00:01.000Z"),
-    (7, 1791633600.9999994 + 7 * 86400, "2026-10-10T12:00:00.000Z"),
-    (365, 1791633600.0, "2025-10-10T12:00:00.000Z"),
-    (36500, 1791633600.5, "1926-11-04T12:00:00.000Z"),  # the longest recency window a config may set
-])
-def test_recency_bound_is_the_rounded_utc_second(recency_days: int, now_s: float, since: str) -> None:
-    """The bound is the UTC second of ``now - recency``, its fraction rounded to microseconds first (each
-    expected value is the one the provider gave before it formatted the bound with ``datetime``)."""
-    admitted, scope = _admitted("/nonexistent")
-    config = ProviderConfig(recency_days=recency_days, scopes=(scope,))
-    assert since_for(admitted, config, now_s) == since
-
-
 @pytest.mark.parametrize("seconds", ["300000000000", "99999999999999999999999"])
 def test_a_commit_dated_past_year_9999_falls_back_to_recency(seconds: str, git_repo: Path) -> None:
     """git resolves a revision whatever date its commit object holds; one no ISO-8601 second can name gives no
