@@ -51,5 +51,3 @@ def test_chosen_texts() -> None:
     assert not has_resolution_cue("it WOR\u212aS NOW")  # the Kelvin sign is not ASCII: SQLite keeps it
     assert has_resolution_cue("THE ROOT CAUSE") and not has_resolution_cue("nothing") and not has_resolution_cue(None)
     assert has_resolution_cue("a" * 3995 + "fixed") and not has_resolution_cue("a" * 3996 + "fixed")
-
-
