@@ -1,4 +1,5 @@
-"""The evaluation corpus is sound, the evaluation scores honestly, and ``tools/evaluate`` reports and gates.
+"""The evaluation corpus is sound, the evaluation runs, and ``tools/evaluate`` reports and gates (the scorer
+on hand-made answers: tests/unit/test_scorer.py).
 
 Soundness: at least 60 situations, both agents, every format class, negatives, and every required fact's
 key phrase present in a row of its own session in the *built database* (read back with SQL, not taken from
@@ -23,9 +24,8 @@ import pytest
 from tests.realobelisk import shared_dir
 from tools.devkit.corpus import Corpus, build_corpus, build_heldout
 from tools.devkit.evaluation import formats as formats_mod
-from tools.devkit.evaluation.report import Thresholds, figures, passed
-from tools.devkit.evaluation.runner import Outcome, _score, run_evalset
-from tools.devkit.evaluation.situation import EvalSet, Fact, ScopeSpec, Situation
+from tools.devkit.evaluation.report import figures
+from tools.devkit.evaluation.runner import Outcome, run_evalset
 
 REPO = Path(__file__).resolve().parents[2]
 REQUIRED_CLASSES = {
@@ -217,52 +217,6 @@ def test_heldout_set_is_sound_and_apart_from_the_corpus(heldout: Corpus, corpus:
     assert not {s.id for s in corpus.evalset.situations} & {s.id for s in sits}
     assert not {f.phrase for s in corpus.evalset.situations for f in s.facts} & {f.phrase for s in sits
                                                                                    for f in s.facts}
-
-
-# --- the scorer ---------------------------------------------------------------------------------------------
-
-def _sit(**kw: Any) -> Situation:
-    base: dict[str, Any] = {"id": "s", "source": "claude", "repository": "r", "evidence_types": ("prior_failure",),
-                            "terms": ("t",)}
-    return Situation(**{**base, **kw})
-
-
-def _evalset() -> EvalSet:
-    return EvalSet("t", Path("/nonexistent"), [ScopeSpec("claude", "r", ("/r",))],
-                   {"S1": ("claude", "r"), "S2": ("codex", "r")})
-
-
-def _env(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"outcome": "ok", "result": {"items": list(items)}}
-
-
-def test_scorer_needs_session_type_and_phrase() -> None:
-    fact = Fact("S1", ("prior_failure",), "Boom  Error", "failure")
-    sit = _sit(facts=(fact,))
-    hit = {"session_ref": "S1", "evidence_type": "prior_failure", "snippet": "x\nBoom Error\ny"}
-    assert _score(sit, _evalset(), _env(hit), 1.0).found == [True]  # whitespace-insensitive
-    assert _score(sit, _evalset(), _env({**hit, "evidence_type": "decision"}), 1.0).found == [False]
-    assert _score(sit, _evalset(), _env({**hit, "snippet": "boom error"}), 1.0).found == [False]
-    other = _score(sit, _evalset(), _env({**hit, "session_ref": "S2"}), 1.0)
-    assert other.found == [False]
-    assert other.scope_violations == 1
-
-
-def test_scorer_counts_false_items_on_negatives() -> None:
-    item = {"session_ref": "S1", "evidence_type": "prior_failure", "snippet": "unrelated"}
-    assert _score(_sit(negative=True), _evalset(), _env(item, item), 1.0).false_items == 2
-    phrased = _sit(negative=True, forbidden_phrase="secret phrase")
-    assert _score(phrased, _evalset(), _env(item), 1.0).false_items == 0
-    assert _score(phrased, _evalset(), _env({**item, "snippet": "a secret  phrase"}), 1.0).false_items == 1
-
-
-def test_verdict_thresholds() -> None:
-    fig = {"recall": 0.95, "false_items": 0, "scope_violations": 0}
-    assert passed(fig, Thresholds())
-    assert not passed({**fig, "recall": 0.949}, Thresholds())
-    assert not passed({**fig, "false_items": 1}, Thresholds())
-    assert passed({**fig, "false_items": 1}, Thresholds(max_false_items=1))
-    assert not passed({**fig, "scope_violations": 1}, Thresholds(min_recall=0.0, max_false_items=99))
 
 
 # --- real-obelisk-formats -----------------------------------------------------------------------------------

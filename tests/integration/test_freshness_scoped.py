@@ -24,7 +24,7 @@ from obelisk_session_evidence.index.freshness import (
     assess_freshness,
     assess_scoped_freshness,
 )
-from obelisk_session_evidence.index.freshness.candidates import cutoff_day, slug_can_hold
+from obelisk_session_evidence.index.freshness.candidates import cutoff_day
 from obelisk_session_evidence.index.freshness.walks import ENTRIES_PER_CHECK, claude_slug
 from obelisk_session_evidence.index.scope_state import (
     Seek,
@@ -413,27 +413,6 @@ def test_a_huge_directory_is_listed_under_the_deadline(tmp_path: Path) -> None:
                     deadline_check=lambda: checks.append(1))
     assert report.verdict == "fresh" and report.units_in_scope == 3_001
     assert len(checks) >= 3_000 // ENTRIES_PER_CHECK
-
-
-def test_claude_slug_matching_is_conservative() -> None:
-    root = "/home/u/src/alpha.svc"
-    slug = claude_slug(root)
-    assert slug == "-home-u-src-alpha-svc"
-    assert slug_can_hold(slug, slug)
-    assert slug_can_hold(claude_slug(root + "/pkg/x_y"), slug)  # any path below the root
-    assert slug_can_hold(claude_slug("/home/u/src/alpha-svc"), slug)  # lossy: a sibling may be walked
-    assert not slug_can_hold(claude_slug("/home/u/src/beta"), slug)
-    assert not slug_can_hold(claude_slug("/home/u/src"), slug)
-    long_root = "/r/" + "d" * 230
-    cut = claude_slug(long_root)[:200] + "-1a2b3c"  # Claude Code's cut name with a hash suffix
-    assert slug_can_hold(cut, claude_slug(long_root))
-    assert slug_can_hold(claude_slug("/r/" + "d" * 198)[:200] + "-ffff", claude_slug("/r/" + "d" * 198))
-
-
-def test_cutoff_is_two_days_before_the_last_build() -> None:
-    assert cutoff_day(None) is None
-    day = cutoff_day(NOW_MS)
-    assert day == tuple(time.gmtime(NOW_MS / 1000 - 2 * 86_400)[:3])
 
 
 def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:

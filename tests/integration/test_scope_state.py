@@ -6,13 +6,11 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import apsw
 import pytest
 from obelisk_session_evidence.index.connection import Deadline, ReadSnapshot, read_index
 from obelisk_session_evidence.index.revision import index_revision, read_index_state
 from obelisk_session_evidence.index.scope_state import (
     has_rows_under,
-    json_text_array,
     read_marker_rows,
     read_unit_rows,
     transcript_homes,
@@ -251,29 +249,6 @@ def test_unit_rows_are_exactly_the_rows_of_the_given_paths(tmp_path: Path) -> No
     found = {"/h/a.jsonl", "/h/b/c.jsonl", "/h/é.jsonl"}
     assert with_cursor == {p: (p, 1.0, 2, "c") for p in found}
     assert without == {p: (p, 1.0, 2, None) for p in found}
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from('/a."\\\x00\x1f\x7f\u00e9\u2028\U0001f600\ud800'), max_size=6),
-                max_size=5))
-def test_json_text_array_holds_the_texts_as_json_each_reads_them(texts: list[str]) -> None:
-    """The array ``read_unit_rows`` binds: what ``json.dumps`` encodes, to ``json.loads`` and to SQLite's
-    ``json_each``, whether the texts are joined as they are or escaped (quote, backslash, control characters,
-    non-ASCII, a lone surrogate)."""
-    import json
-
-    text = json_text_array(texts)
-    assert json.loads(text) == texts
-    if any("\ud800" in t for t in texts):
-        assert text == json.dumps(texts)  # not UTF-8: escaped as before (SQLite then decodes it to no text)
-        return
-    conn = apsw.Connection(":memory:")
-    try:
-        got = [row[0] for row in conn.execute("SELECT value FROM json_each(?)", (text,))]
-        want = [row[0] for row in conn.execute("SELECT value FROM json_each(?)", (json.dumps(texts),))]
-    finally:
-        conn.close()
-    assert got == want
 
 
 def test_rows_of_crafted_values_reach_python_as_index_rows(tmp_path: Path) -> None:

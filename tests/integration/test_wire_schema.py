@@ -2,7 +2,7 @@
 
 * ``schema``: optional fields are not null-able, limits have ``minimum: 1``, ``error.code`` is the enum of
   ``ERROR_CODES``; the schema refuses what the runtime refuses (a null optional field, a limit of 0, an unknown
-  code).
+  code): tests/unit/test_exported_schema.py; here, the ``schema`` command prints that document.
 * A corpus of envelopes of every outcome the provider can be driven to here, produced by real requests on a
   real fixture database, validates against it with ``jsonschema`` (the suite validates every other envelope
   too: tests/conftest.py).
@@ -22,13 +22,9 @@ from typing import Any
 
 import pytest
 from obelisk_session_evidence.contract.models import (
-    RECEIPT_SCHEMA,
-    REQUEST_SCHEMA,
     RESPONSE_SCHEMA,
-    RESULT_SCHEMA,
     export_json_schema,
 )
-from obelisk_session_evidence.errors import ERROR_CODES
 from obelisk_session_evidence.service import answer
 
 from tests.conftest import make_request, run_cli, scope_entry, write_config
@@ -37,38 +33,8 @@ from tests.envelope_schema import problems
 TS_TYPES = Path(__file__).parents[1] / "ts" / "contract_types.ts"
 
 
-def test_schema_optional_fields_are_not_nullable_and_limits_are_positive() -> None:
-    schema = export_json_schema()
-    request = schema[REQUEST_SCHEMA]
-    assert request["properties"]["revision"] == {"$ref": "#/$defs/Revision"}
-    assert request["$defs"]["Revision"]["properties"]["merge_base"] == {"title": "Merge Base", "type": "string"}
-    for name in ("max_sessions", "max_items", "max_snippet_chars", "max_total_chars"):
-        assert request["$defs"]["Limits"]["properties"][name]["minimum"] == 1
-    item = schema[RESULT_SCHEMA]["$defs"]["EvidenceItem"]["properties"]
-    for name in ("message_ref", "observed_at", "revision_ref"):
-        assert item[name] == {"title": item[name]["title"], "type": "string"}, name
-    code = schema[RESPONSE_SCHEMA]["$defs"]["ErrorInfo"]["properties"]["code"]
-    assert code["enum"] == list(ERROR_CODES)
-    assert "null" not in json.dumps(schema[REQUEST_SCHEMA])
-    assert "null" not in json.dumps(schema[RESULT_SCHEMA]) and "null" not in json.dumps(schema[RECEIPT_SCHEMA])
-
-
 def test_schema_command_prints_the_exported_schema(isolated_env: dict[str, str]) -> None:
     assert json.loads(run_cli("schema", env=isolated_env).stdout) == export_json_schema()
-
-
-def test_schema_refuses_what_the_runtime_refuses() -> None:
-    request = make_request()
-    assert problems(REQUEST_SCHEMA, request) == []
-    assert problems(REQUEST_SCHEMA, {**request, "revision": None})
-    assert problems(REQUEST_SCHEMA, {**request, "revision": {"current": "a", "merge_base": None}})
-    assert problems(REQUEST_SCHEMA, {**request, "limits": {**request["limits"], "max_items": 0}})
-    assert problems(REQUEST_SCHEMA, {**request, "extra": 1})
-    envelope = {"schema_version": RESPONSE_SCHEMA, "request_id": None, "outcome": "rejected",
-                "error": {"code": "malformed_json", "retryable": False, "detail": "x"}, "result": None,
-                "receipt": None, "provider_meta": {}}
-    assert problems(RESPONSE_SCHEMA, envelope) == []
-    assert problems(RESPONSE_SCHEMA, {**envelope, "error": {**envelope["error"], "code": "no_such_code"}})
 
 
 @pytest.fixture(scope="module")
