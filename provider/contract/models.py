@@ -7,14 +7,27 @@ be absent; an explicit ``null`` is refused on input and never emitted on output.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    create_model,
+    model_validator,
+)
 
 from .._version import ProviderId
 from ..errors import ERROR_CODES
+from ..redaction.redact import REDACTION_KINDS
+from .meta import FRESHNESS_DETAIL_KEYS, ProviderMeta
 from .wire import (  # the literals are shared with the request path, which does not import pydantic
     MAX_REQUEST_ID_CHARS,
+    PING_SCHEMA,
+    PONG_SCHEMA,
     RECEIPT_SCHEMA,
     REQUEST_ID_CONTROLS,
     REQUEST_SCHEMA,
@@ -175,7 +188,20 @@ class ErrorInfo(_Strict):
     detail: str
 
 
-MetaValue = int | float | bool | str | list[str] | dict[str, int]
+#: ``provider_meta.freshness_detail``: integer counts and flags (1 when set), each optional, named in
+#: ``contract.meta`` (a flag per unknown reason among them).
+FreshnessDetail = create_model(
+    "FreshnessDetail", __base__=_Strict, __doc__="Content-free counts and flags of the freshness judgement.",
+    **{name: (int, None) for name in FRESHNESS_DETAIL_KEYS})
+
+#: ``provider_meta.redactions``: secrets replaced in the snippets, counted by kind (``redaction.REDACTION_KINDS``).
+Redactions = Annotated[dict[str, int], Field(json_schema_extra={"propertyNames": {"enum": list(REDACTION_KINDS)}})]
+
+#: ``provider_meta`` as a model: the keys and value types of ``contract.meta.ProviderMeta``, each optional.
+ProviderMetaModel = create_model(
+    "ProviderMeta", __base__=_Strict, __doc__=ProviderMeta.__doc__,
+    **{name: ({"freshness_detail": FreshnessDetail, "redactions": Redactions}.get(name, hint), None)
+       for name, hint in get_type_hints(ProviderMeta).items()})
 
 
 class HistoricalEvidenceResponseV0(BaseModel):
@@ -189,7 +215,7 @@ class HistoricalEvidenceResponseV0(BaseModel):
     error: ErrorInfo | None
     result: HistoricalEvidenceResultV0 | None
     receipt: HistoricalEvidenceReceiptV0 | None
-    provider_meta: dict[str, MetaValue]
+    provider_meta: ProviderMetaModel  # type: ignore[valid-type]  # a model made from the TypedDict
 
 
 CONTRACT_MODELS: dict[str, type[BaseModel]] = {

@@ -24,6 +24,10 @@ REQUEST_SCHEMA = "historical_evidence_request_v0"
 RESULT_SCHEMA = "historical_evidence_result_v0"
 RECEIPT_SCHEMA = "historical_evidence_receipt_v0"
 RESPONSE_SCHEMA = "historical_evidence_response_v0"
+#: ``serve --stdio``: a line holding exactly ``{"schema_version": "provider_ping_v0"}`` is answered with one
+#: ``provider_pong_v0`` line (who answers, which versions, the effective ceilings), not an envelope.
+PING_SCHEMA = "provider_ping_v0"
+PONG_SCHEMA = "provider_pong_v0"
 
 Trigger = Literal[
     "replan_repetition", "hypothesis_history_gap", "resume_or_handoff_gap", "operator_requested_history"
