@@ -437,7 +437,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "stdin; - means stdin")
     q.set_defaults(func=cmd_query)
 
-    s = command("serve", "answer one request per stdin line, one envelope per stdout line")
+    s = command("serve", "answer one request per stdin line, one envelope per stdout line; a line "
+                         '{"schema_version": "provider_ping_v0"} gets one provider_pong_v0 line (versions, ceilings)')
     common(s)
     s.add_argument("--stdio", action="store_true", required=True, help="line-delimited JSON over stdio")
     s.set_defaults(func=cmd_serve)

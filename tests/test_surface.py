@@ -39,7 +39,7 @@ from obelisk_session_evidence.errors import ERROR_CODES
 from tests.conftest import CLI, REPO, run_cli
 from tools.devkit.surface import (
     DECLARATIONS,
-    EXAMPLES as SURFACE_EXAMPLES,
+    EXAMPLE_CASES,
     SURFACE_DIR,
     Setup,
     build_setup,
@@ -148,7 +148,7 @@ def test_one_example_per_outcome() -> None:
     assert by_outcome["failed_index_missing"] == ("failed", "index_missing")
     assert by_outcome["failed_timeout"] == ("failed", "timeout")
     assert envelopes["failed_timeout"]["envelope"]["error"]["retryable"] is True
-    assert len(SURFACE_EXAMPLES) == len(envelopes)
+    assert len(EXAMPLE_CASES) == len(envelopes)
 
 
 # --- real outputs against the shipped schemas ----------------------------------------------------------
@@ -191,7 +191,8 @@ def outputs(setup: Setup, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
         "pong": ("provider_pong_v0", ["serve", "--stdio", "--db", db, "--config", config],
                  b'{"schema_version": "provider_ping_v0"}\n'),
         "pong_invalid_config": ("provider_pong_v0", ["serve", "--stdio", "--db", db, "--config",
-                                                     str(setup.invalid_config)], b'{"schema_version":"provider_ping_v0"}\n'),
+                                                     str(setup.invalid_config)],
+                                b'{"schema_version":"provider_ping_v0"}\n'),
     }
     out: dict[str, tuple[str, Any]] = {}
     for case, (schema, argv, stdin) in runs.items():  # in order: enable, then rotate-key and disable its config
@@ -395,6 +396,6 @@ def test_an_adapter_from_the_shipped_files_alone_runs_against_every_example(setu
     ran = subprocess.run([node, str(out / "tests" / "ts" / "adapter.js")], capture_output=True, text=True,
                          timeout=300, check=False, cwd=REPO, env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr[-3000:]
-    replayed = sum(1 for e in SURFACE_EXAMPLES if e[1] != "expired_deadline")
-    assert f"{len(SURFACE_EXAMPLES)} examples, {replayed} envelopes from serve --stdio checked, 3 setups pinged, " \
+    replayed = sum(1 for e in EXAMPLE_CASES if e[1] != "expired_deadline")
+    assert f"{len(EXAMPLE_CASES)} examples, {replayed} envelopes from serve --stdio checked, 3 setups pinged, " \
            "0 failures" in ran.stdout

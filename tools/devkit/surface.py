@@ -21,7 +21,7 @@ from typing import Any
 
 from obelisk_session_evidence.admission.config import EnabledScope, ProviderConfig, save_config
 from obelisk_session_evidence.commands.ping import pong
-from obelisk_session_evidence.contract.models import DOCUMENTS, export_json_schema, typescript_declarations
+from obelisk_session_evidence.contract.models import export_json_schema, typescript_declarations
 from obelisk_session_evidence.digest import write_key
 from obelisk_session_evidence.fixtures.builder import build_fixture
 from obelisk_session_evidence.service import answer
@@ -96,7 +96,7 @@ def _scope(**changes: Any) -> dict[str, Any]:
 #: (name, setup, request object or the raw request line, what it shows). One per outcome: ok, ok cut by the
 #: limits, every rejection code but ``request_too_large`` (a line over 64 KiB; answered as ``malformed_json``
 #: is, error only), a failure, a timeout.
-EXAMPLES: tuple[tuple[str, str, dict[str, Any] | str, str], ...] = (
+EXAMPLE_CASES: tuple[tuple[str, str, dict[str, Any] | str, str], ...] = (
     ("ok", "demo", request("ok-1"), "evidence found: result and receipt"),
     ("ok_truncated", "demo", request("ok-2", limits={"max_sessions": 5, "max_items": 2, "max_snippet_chars": 80,
                                                      "max_total_chars": 300}),
@@ -129,7 +129,7 @@ EXAMPLES: tuple[tuple[str, str, dict[str, Any] | str, str], ...] = (
 
 def answer_example(setup: Setup, name: str) -> dict[str, Any]:
     """One example as shipped: its name, setup, description, request, exit code and the envelope answered."""
-    _, where, sent, what = next(e for e in EXAMPLES if e[0] == name)
+    _, where, sent, what = next(e for e in EXAMPLE_CASES if e[0] == name)
     db, config = setup.paths(where)
     raw = sent.encode() if isinstance(sent, str) else json.dumps(sent).encode()
     # The expired deadline: the request's clock started a minute ago (as a request read too slowly is).
@@ -143,7 +143,7 @@ def answer_example(setup: Setup, name: str) -> dict[str, Any]:
 
 def examples(setup: Setup) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every example, then the ping and its reply, by file name."""
-    for name, *_ in EXAMPLES:
+    for name, *_ in EXAMPLE_CASES:
         yield f"{name}.json", answer_example(setup, name)
     yield "ping.json", {"example": "ping", "description": "serve --stdio: who answers, its versions and ceilings",
                         "setup": "demo", "request": {"schema_version": "provider_ping_v0"},
@@ -167,7 +167,3 @@ def normalised(document: Any) -> Any:
     if isinstance(document, list):
         return [normalised(value) for value in document]
     return document
-
-
-def document_names() -> list[str]:
-    return [d.name for d in DOCUMENTS]
