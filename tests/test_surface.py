@@ -376,6 +376,31 @@ def test_declarations_compile_against_every_example_and_real_output(outputs: dic
         assert bad.returncode != 0 and re.search(r"TS23(22|53)", bad.stdout), bad.stdout[-2000:]
 
 
+def test_shipped_declarations_are_the_rfc_types(tmp_path: Path) -> None:
+    """The request, result and receipt the package declares are the RFC §5 types (``tests/ts/contract_types.ts``),
+    each assignable to the other: an integrator's RFC-typed code takes the shipped types as they are."""
+    tsc, _, _ = _typescript()
+    shutil.copyfile(SURFACE_DIR / DECLARATIONS, tmp_path / DECLARATIONS)
+    shutil.copyfile(REPO / "tests" / "ts" / "contract_types.ts", tmp_path / "contract_types.ts")
+    names = ("HistoricalEvidenceRequestV0", "HistoricalEvidenceResultV0", "HistoricalEvidenceReceiptV0")
+
+    def check(declared: str) -> subprocess.CompletedProcess[str]:
+        lines = ['import type * as RFC from "./contract_types";', f'import type * as Shipped from "./{declared}";',
+                 "type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;"]
+        lines += [f"export const same{name}: Same<RFC.{name}, Shipped.{name}> = true;" for name in names]
+        (tmp_path / "same.ts").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return subprocess.run([tsc, *_TSC_FLAGS, "--noEmit", "same.ts"], capture_output=True, text=True,
+                              timeout=300, check=False, cwd=tmp_path)
+
+    done = check("obelisk-session-evidence")
+    assert done.returncode == 0, done.stdout[-3000:]
+    # The check is real: a declaration that drops the RFC's `false` literal for a boolean does not pass.
+    text = (tmp_path / DECLARATIONS).read_text(encoding="utf-8")
+    (tmp_path / "loose.d.ts").write_text(text.replace("raw_content_captured: false;", "raw_content_captured: boolean;"),
+                                         encoding="utf-8")
+    assert check("loose").returncode != 0
+
+
 def test_an_adapter_from_the_shipped_files_alone_runs_against_every_example(setup: Setup, tmp_path: Path) -> None:
     """``tests/ts/adapter.ts`` imports nothing of the provider but ``schemas/obelisk-session-evidence.d.ts``;
     compiled with ``tsc --strict`` and run with node against ``serve --stdio``, it checks every example."""
