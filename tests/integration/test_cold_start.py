@@ -21,10 +21,11 @@ from tests.conftest import CLI, REPO, make_request, scope_entry, write_config
 #: What only other commands, the maintainers' tools or another request need: the operator commands, the fixture
 #: builder and the evaluation, the contract of record and pydantic (``schema``; the request path validates with
 #: ``contract.wire``), the template verifier and sqlglot (a template the shipped manifest does not list), and
-#: matplotlib (the replay report's chart).
+#: matplotlib (the replay report's chart), shtab and the declarations' renderer (``completion``, ``schema``).
 NOT_FOR_QUERY = ("obelisk_session_evidence.commands", "obelisk_session_evidence.fixtures",
                  "obelisk_session_evidence.evaluation", "obelisk_session_evidence.contract.models",
-                 "obelisk_session_evidence.templates.verify", "pydantic", "pydantic_core", "sqlglot", "matplotlib")
+                 "obelisk_session_evidence.templates.verify", "pydantic", "pydantic_core", "sqlglot", "matplotlib",
+                 "shtab", "obelisk_session_evidence.contract.typescript", "obelisk_session_evidence.contract.documents")
 #: The modules of the commands themselves and of the request path: parsing a command line loads none of them.
 COMMAND_MODULES = ("obelisk_session_evidence.service", "obelisk_session_evidence.commands",
                    "obelisk_session_evidence.contract.models", "obelisk_session_evidence.retrieval",
