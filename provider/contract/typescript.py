@@ -7,7 +7,7 @@ error codes) become named unions. The renderer knows only the JSON Schema that p
 (objects, arrays, enums, consts, ``anyOf``, ``$ref``, maps with ``additionalProperties``/``propertyNames``) and
 refuses any other keyword that constrains a type rather than guess. It is written here, not taken from
 ``json-schema-to-typescript``, because that is a Node tool and the provider prints its declarations without Node;
-``tests/test_surface.py`` compiles the output with ``tsc --strict`` against real outputs.
+``tests/integration/test_surface.py`` compiles the output with ``tsc --strict`` against real outputs.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A real writer process (``tests/writer_proc.py``) commits, checkpoints, rebuilds 
 this process answers the same requests twice in a row: warm (one ``WarmState`` kept across the whole run, as
 ``serve`` keeps it) and cold (a new ``WarmState``). Whenever the index's state did not move across the pair,
 the two envelopes must be equal (but for the elapsed time and the marker age, which follow the clock); when it
-moved, each answer must still be a state the writer committed (``tests/test_live_writer.py`` checks that in
+moved, each answer must still be a state the writer committed (``tests/integration/test_live_writer.py`` checks that in
 depth).
 """
 

@@ -3,7 +3,7 @@
 // `serve --stdio` once per example setup, pings it, sends every example's request, and checks every envelope:
 // its type at run time (a guard built on the declared unions), and the outcome, error code and request id the
 // example shows. An example whose setup cannot be made through `serve` (an expired deadline) is checked as a
-// document. tests/test_surface.py compiles this file with `tsc --strict` and runs it with node.
+// document. tests/integration/test_surface.py compiles this file with `tsc --strict` and runs it with node.
 //
 // Setup: the environment variable OSE_ADAPTER_SETUP names a JSON file
 //   {"command": ["python", "-m", "obelisk_session_evidence"], "examples": "<dir>",

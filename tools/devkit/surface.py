@@ -1,6 +1,6 @@
 """The integration surface's shipped files, made from the code: the JSON Schemas, the TypeScript declarations and
-one example envelope per outcome (``schemas/``; ``tools/write-surface`` writes them, ``tests/test_surface.py``
-makes them again and compares).
+one example envelope per outcome (``schemas/``; ``tools/write-surface`` writes them,
+``tests/integration/test_surface.py`` makes them again and compares).
 
 The examples are real answers of :func:`obelisk_session_evidence.service.answer` on the demo fixture (the
 ``demo`` command's index), under a fixed digest key so that their digests are the same on every run. Each names
