@@ -7,7 +7,6 @@ whose reads it remembers. Time, environment and paths come in as parameters.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -21,10 +20,10 @@ from .admission.admit import AdmittedRequest, admit
 from .admission.config import ProviderConfig, load_config
 from .admission.window import since_for
 from .bounding.bound import bound, envelope_ceiling
-from .bounding.receipt import build_receipt, build_result
+from .bounding.receipt import build_envelope, build_receipt, build_result, envelope_bytes
 from .contract.meta import Degradation, OpenMode, ProviderMeta, SchemaVerdictName, unknown_reason_flag
 from .contract.parse import load_json_object, parse_request
-from .contract.wire import RESPONSE_SCHEMA, EvidenceItem, EvidenceType, Freshness
+from .contract.wire import EvidenceItem, EvidenceType, Freshness
 from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, OutputOversize, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot
@@ -159,7 +158,7 @@ def error_response(error: ProviderError, request_id: str | None = None) -> Respo
     """The envelope (no result, no receipt) and exit code of a request that got no further than ``error``:
     the CLI's answer when the request could not even be read (too late, not a regular file, unreadable)."""
     outcome = error.outcome if error.outcome != "internal" else "failed"
-    return Response(_envelope(request_id, outcome, error=error), EXIT_CODES[error.outcome])
+    return Response(build_envelope(request_id, outcome, error=error), EXIT_CODES[error.outcome])
 
 
 def _admitted(raw: bytes, config_path: Path, *, config_must_exist: bool,
@@ -317,8 +316,8 @@ def _answer_read(request: _Request, read: _Read, deadline: Deadline, ctx: _Conte
     })
     if report.fields_withheld:  # refs and times left out of kept items (over a ceiling, unfit: bounding.bound)
         ctx.meta["fields_withheld"] = report.fields_withheld
-    envelope = _envelope(admitted.request.request_id, "ok", result=result, receipt=receipt, meta=ctx.meta)
-    if _envelope_bytes(envelope) > envelope_ceiling(admitted.limits):
+    envelope = build_envelope(admitted.request.request_id, "ok", result=result, receipt=receipt, meta=ctx.meta)
+    if envelope_bytes(envelope) > envelope_ceiling(admitted.limits):
         # Every field is bounded on its way in; this is the backstop (RFC §6: oversize output ends the answer
         # with a typed failure, no partial raw output).
         raise OutputOversize
@@ -330,27 +329,12 @@ def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> Res
     empty result and a receipt with result_count 0."""
     code = EXIT_CODES[err.outcome]
     if err.outcome == "rejected":
-        return Response(_envelope(admitted.request.request_id, "rejected", error=err, meta=ctx.meta), code)
+        return Response(build_envelope(admitted.request.request_id, "rejected", error=err, meta=ctx.meta), code)
     result = _result(admitted, ctx.index_revision, ctx.freshness, [], truncated=False, omitted=0)
     receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
                             key=ctx.key)
-    return Response(_envelope(admitted.request.request_id, "failed", error=err, result=result, receipt=receipt,
+    return Response(build_envelope(admitted.request.request_id, "failed", error=err, result=result, receipt=receipt,
                               meta=ctx.meta), code)
-
-
-def _envelope(request_id: str | None, outcome: str, *, error: ProviderError | None = None,
-              result: dict[str, Any] | None = None, receipt: dict[str, Any] | None = None,
-              meta: ProviderMeta | None = None) -> dict[str, Any]:
-    return {
-        "schema_version": RESPONSE_SCHEMA,
-        "request_id": request_id,
-        "outcome": outcome,
-        "error": None if error is None else {"code": error.code, "retryable": error.retryable,
-                                             "detail": error.detail},
-        "result": result,
-        "receipt": receipt,
-        "provider_meta": dict(meta) if meta else {},
-    }
 
 
 def _scope_basis(admitted: AdmittedRequest) -> dict[str, Any]:
@@ -371,17 +355,6 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
     return build_result(request_id=admitted.request.request_id, index_revision=index_revision,
                         agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id,
                         freshness=freshness, items=items, truncated=truncated, omitted_count=omitted)
-
-
-#: Characters the CLI writes escaped so that one envelope is one line (``cli._LINE_BREAKS``): at most four
-#: bytes more each than their UTF-8.
-_LINE_BREAKS = ("\u2028", "\u2029", "\u0085")
-
-
-def _envelope_bytes(envelope: dict[str, Any]) -> int:
-    """At least the bytes of the line the CLI writes for ``envelope`` (compact JSON, UTF-8)."""
-    text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
-    return len(text.encode("utf-8", "surrogatepass")) + 4 * sum(text.count(ch) for ch in _LINE_BREAKS)
 
 
 def _flatten_counts(detail: Mapping[str, object]) -> dict[str, int]:
