@@ -27,6 +27,8 @@ pytestmark = pytest.mark.heavy
 
 SECONDS = 12.0
 MIN_EQUAL_PAIRS = 30
+#: A hang guard, not a timing threshold: on a loaded machine the run goes on until MIN_EQUAL_PAIRS pairs.
+GUARD_SECONDS = 600.0
 
 
 def _comparable(envelope: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +56,7 @@ def test_warm_answers_equal_cold_answers_over_a_live_writer(tmp_path: Path) -> N
     writer = subprocess.Popen(
         [sys.executable, str(REPO / "tests" / "writer_proc.py"), "--db", str(db), "--log", str(log),
          "--roots-json", roots_json, "--stop", str(stop), "--rebuild-at", "3", "--swap-at", "6",
-         "--pause-ms", "40", "--max-seconds", str(SECONDS + 30)],
+         "--pause-ms", "40", "--max-seconds", str(GUARD_SECONDS + 30)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     assert writer.stdout is not None
     assert writer.stdout.readline().strip() == b"ready"
@@ -64,7 +66,8 @@ def test_warm_answers_equal_cold_answers_over_a_live_writer(tmp_path: Path) -> N
     started = time.monotonic()
     index = 0
     try:
-        while time.monotonic() - started < SECONDS:
+        while time.monotonic() - started < GUARD_SECONDS and (
+                time.monotonic() - started < SECONDS or equal < MIN_EQUAL_PAIRS or moved < 1):
             request = json.dumps(make_request(
                 request_id=f"warm-{index}", evidence_types=["prior_failure", "tool_outcome"],
                 query_terms=["zorblax"], limits={"max_sessions": 10, "max_items": 40, "max_snippet_chars": 300,
