@@ -23,7 +23,7 @@ from .admission.window import since_for
 from .bounding.bound import bound, envelope_ceiling
 from .bounding.receipt import build_receipt, build_result
 from .contract.parse import load_json_object, parse_request
-from .contract.wire import RESPONSE_SCHEMA, EvidenceItem, Freshness
+from .contract.wire import RESPONSE_SCHEMA, EvidenceItem, Freshness, request_id_or_none
 from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, OutputOversize, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, OpenMode, ReadSnapshot
@@ -180,13 +180,14 @@ def _admitted(raw: bytes, config_path: Path, *, config_must_exist: bool,
 
 
 def _request_id_of(raw: bytes) -> str | None:
-    """The request's own ``request_id`` when the bytes parse as a JSON object carrying a string one (kept on
-    every rejection; read again only when the request was rejected)."""
+    """The request's own ``request_id`` when the bytes parse as a JSON object carrying one the contract accepts
+    (kept on every rejection; read again only when the request was rejected). An invalid one (too long, or
+    holding a control character) is never copied into the envelope: null."""
     try:
         value = load_json_object(raw).get("request_id")
     except ProviderError:
         return None
-    return value if isinstance(value, str) else None
+    return request_id_or_none(value)
 
 
 def _window(request: _Request) -> tuple[str, list[str]]:
