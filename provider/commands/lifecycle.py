@@ -48,6 +48,7 @@ from ..admission.config import (
 )
 from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, load_key, scope_basis
 from ..errors import ConfigInvalid
+from ..inputs import NotRegularFile, read_regular_file
 from ..paths import within
 from . import binding
 from .binding import breadth, home_dirs, overlaps
@@ -142,9 +143,10 @@ def _merge_identity(identities: Sequence[RepositoryIdentity]) -> RepositoryIdent
 
 
 def _read_report(path: str) -> tuple[bytes, dict[str, Any]]:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
+    try:  # an untrusted file: a FIFO or a device there is refused, never opened blocking
+        raw = read_regular_file(path, MAX_REPORT_BYTES)
+    except NotRegularFile:
+        raise _Refused("qualification_required", "the qualification report is not a regular file") from None
     except OSError:
         raise _Refused("qualification_required", "the qualification report could not be read") from None
     if len(raw) > MAX_REPORT_BYTES:
