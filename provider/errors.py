@@ -178,7 +178,8 @@ LIFECYCLE_CODES: dict[str, str] = {
     "qualification_required": "--stage 2 without a qualification report, or a report that does not qualify "
                               "this scope",
     "not_enabled": "disable: nothing enabled for these ids",
-    "config_invalid": "the provider configuration cannot be read; it was left unchanged",
+    "config_invalid": "the provider configuration or its digest key cannot be read or is not private (the detail "
+                      "gives status's fix); the configuration was left unchanged",
     "config_write_failed": "the provider configuration or its digest key could not be written",
 }
 
