@@ -272,7 +272,7 @@ EXIT_CODES: dict[str, str] = {
     "qualify": "0 every scope passed, 1 otherwise, 2 unusable (arguments, index, config)\n"
                "or refused (unsafe_write_target)",
     "demo": "0 done, 1 a demo request met an internal error, 2 refused (unsafe_write_target,\n"
-            "config_invalid)",
+            "config_invalid, demo_folder_in_use)",
     "rotate-key": "0 rotated, 1 the config could not be read or written, 2 refused (unsafe_write_target)",
 }
 #: Exit codes every command shares.

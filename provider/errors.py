@@ -196,3 +196,14 @@ class UnsafeWriteTarget(ProviderError, OSError):
     outcome: ClassVar[Outcome] = "rejected"
     code = "unsafe_write_target"
     default_detail = "a file to write is a symbolic link or not a regular file: refused; remove it"
+
+
+class DemoFolderInUse(ProviderError):
+    """``demo --dir`` names a folder that is not an earlier demo's and already holds a name the demo writes (its
+    index, ``home``, manifest, config, key or sample request), or is not a folder: nothing is written or removed
+    there (``provider/commands/demo.py``)."""
+
+    outcome: ClassVar[Outcome] = "rejected"
+    code = "demo_folder_in_use"
+    default_detail = ("the demo folder holds files no earlier demo wrote under the names the demo writes: refused, "
+                      "nothing was written or removed; give --dir a new or empty folder")
