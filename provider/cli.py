@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ._version import PROVIDER_ID, PROVIDER_VERSION
-from .admission.config import CONFIG_ENV, ProviderConfig, default_config_path, load_config
+from .admission.config import CONFIG_ENV, ProviderConfig, default_config_path, default_db_path, load_config
 from .digest import key_if_present
 from .errors import ConfigInvalid, DeadlineExceeded, InternalError, MalformedJson, ProviderError
 from .inputs import InputDeadline, NotRegularFile, bounded_lines, read_regular_file, read_until_deadline
@@ -32,8 +32,6 @@ STDIN_BOUND = 64 * 1024
 
 
 def _db_path(args: argparse.Namespace) -> Path:
-    from .service import default_db_path  # the database's default place is the request path's: service
-
     return Path(args.db) if args.db else default_db_path(os.environ)
 
 

@@ -41,13 +41,6 @@ from .templates.catalog import TEMPLATE_DIR
 from .templates.params import NO_UPPER_BOUND
 from .templates.selection import TemplateSet
 
-DB_ENV = "OBELISK_DB"
-
-
-def default_db_path(env: Mapping[str, str]) -> Path:
-    override = env.get(DB_ENV)
-    return Path(override) if override else Path(env.get("HOME", str(Path.home()))) / ".obelisk" / "obelisk.sqlite"
-
 
 @dataclass(slots=True)
 class WarmState:
