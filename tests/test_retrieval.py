@@ -250,7 +250,7 @@ def test_tampered_template_without_scope_is_rejected_before_running(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
     info, manifest = fx
     templates = _tampered(tmp_path, "WHERE tc.session_id IN (SELECT id FROM scope_sessions)\n  AND",
-                          "WHERE", "prior_failure.tool_results.v2.sql")
+                          "WHERE", "prior_failure.tool_results.v3.sql")
     envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
                     terms=["stripe"], template_dir=templates)
     assert envelope["outcome"] == "failed"
@@ -267,7 +267,7 @@ def test_a_template_declaring_an_unknown_shape_or_markers_is_refused_before_runn
     from obelisk_session_evidence.index import connection
 
     info, manifest = fx
-    name = "prior_failure.tool_results.v2.sql" if "shape" in old else "prior_failure.narration.v2.sql"
+    name = "prior_failure.tool_results.v3.sql" if "shape" in old else "prior_failure.narration.v2.sql"
     templates = _tampered(tmp_path, old, new, name)
     ran: list[str] = []
     original = connection.ReadSnapshot._execute
