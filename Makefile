@@ -23,7 +23,7 @@ test: $(STAMP)
 	$(PY) -m ruff check provider tests tools
 	$(PY) tools/mutate
 
-# The listed mutations of the security modules (about 80 s on 2 busy cores); every one must fail a test.
+# The listed mutations of the security modules (about 4 minutes on 2 busy cores); every one must fail a test.
 mutate: $(STAMP)
 	$(PY) tools/mutate
 
