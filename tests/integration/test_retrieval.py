@@ -305,6 +305,20 @@ def test_every_schema_generation(generation: str, tmp_path: Path) -> None:
     assert any(i["session_ref"] == fact["session_id"] for i in envelope["result"]["items"])
 
 
+def test_a_short_term_under_trigram_keeps_what_names_any_term(tmp_path: Path) -> None:
+    """Issue 36: under a trigram index a term of fewer than three characters is a disclosed post-filter: an item
+    naming any one term is kept (one term named is enough), never dropped for naming only one."""
+    info = build_fixture(tmp_path / "trigram", generation="trigram")
+    manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
+    fact = next(f for f in manifest["facts"] if f["id"] == "claude-stripe-failure")
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
+                    terms=["ModuleNotFoundError", "zq"])
+    assert envelope["outcome"] == "ok", envelope["error"]
+    assert "trigram_short_term_post_filter" in envelope["provider_meta"]["degradations"]
+    items = envelope["result"]["items"]
+    assert any(i["session_ref"] == fact["session_id"] for i in items), items
+
+
 def test_crafted_database_joining_another_repositorys_row_fails(fx: tuple[FixtureInfo, dict[str, Any]],
                                                                 tmp_path: Path) -> None:
     """A tool call filed under an in-scope session whose message belongs to the canary session."""
