@@ -423,6 +423,45 @@ def test_claude_subagent_inherits_parent_cwd(env: Env) -> None:
     assert report.unindexed_units == (str(sub),)
 
 
+def test_claude_workflow_run_subagent_is_walked(env: Env) -> None:
+    """Issue 36: a workflow run's subagent transcript (``subagents/workflows/<run>/*.jsonl``) belongs to its
+    session's scope: a new one makes the verdict incomplete."""
+    a = claude_session(env.home, env.alpha, "s1")
+    sub = _write_jsonl(a.parent / "s1" / "subagents" / "workflows" / "run1" / "agent-1.jsonl",
+                       [{"type": "user", "uuid": "u"}])
+    report = env.assess([unit_row(a, sig5(a))])
+    assert report.verdict == "incomplete", report.to_public()
+    assert report.unindexed_units == (str(sub),)
+
+
+def test_kimi_agent_folder_without_a_wire_is_no_file(env: Env) -> None:
+    """A Kimi ``agents/<id>/`` folder holding no ``wire.jsonl`` yet adds nothing to the aggregate: the session
+    is judged on its files (fresh), never unreadable for a file that is not there."""
+    session = kimi_session(env.home, env.alpha, "k1")
+    row = unit_row(session, kimi_cursor(session))
+    (session / "agents" / "sub2").mkdir()
+    report = env.assess([row])
+    assert report.verdict == "fresh", report.to_public()
+
+
+def test_full_walk_sees_a_new_archived_rollout(env: Env) -> None:
+    """The full walk (``status``) lists ``archived_sessions/`` once the index holds a row there: a rollout
+    archived since the last build is unindexed (incomplete), never missed."""
+    archived = env.home / ".codex" / "archived_sessions"
+    rows = []
+    for thread in ("t1", "t2"):
+        rollout = codex_session(env.home, env.alpha, thread)
+        archived.mkdir(parents=True, exist_ok=True)
+        moved = rollout.replace(archived / rollout.name)
+        rows.append(unit_row(moved, sig5(moved)))
+    assert env.assess(rows).verdict == "fresh"
+    late = codex_session(env.home, env.alpha, "t3")
+    late = late.replace(archived / late.name)
+    report = env.assess(rows)
+    assert report.verdict == "incomplete", report.to_public()
+    assert report.unindexed_units == (str(late),)
+
+
 def test_unindexed_file_makes_incomplete(env: Env) -> None:
     a = claude_session(env.home, env.alpha, "s1")
     b = codex_session(env.home, env.alpha, "t1")
