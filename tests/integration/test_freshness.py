@@ -462,6 +462,16 @@ def test_full_walk_sees_a_new_archived_rollout(env: Env) -> None:
     assert report.unindexed_units == (str(late),)
 
 
+def test_sources_given_as_one_string_are_dropped_not_spelled_out(env: Env) -> None:
+    """Malformed input is dropped: ``sources`` as a string (not a list) means no source, the same report as an
+    empty list, never one source per character (each an ``unsupported_source``)."""
+    a = claude_session(env.home, env.alpha, "s1")
+    rows = [unit_row(a, sig5(a))]
+    as_text = env.assess(rows, sources="claude")  # a str is a Sequence[str]: only the check tells them apart
+    assert as_text.to_public() == env.assess(rows, sources=()).to_public()
+    assert "unsupported_source" not in as_text.to_public()["unknown_reasons"]  # type: ignore[operator]
+
+
 def test_unindexed_file_makes_incomplete(env: Env) -> None:
     a = claude_session(env.home, env.alpha, "s1")
     b = codex_session(env.home, env.alpha, "t1")
