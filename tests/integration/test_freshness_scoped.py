@@ -37,7 +37,17 @@ from obelisk_session_evidence.index.scope_state import (
 from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.templates.catalog import scope_template
 
-from tests.integration.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, legacy, sig5
+from tests.integration.test_freshness import (
+    NOW_MS,
+    REAL_ROOTS,
+    _append,
+    claude_session,
+    codex_session,
+    kimi_cursor,
+    kimi_session,
+    legacy,
+    sig5,
+)
 
 # ------------------------------------------------------------------------------------------- counting
 
@@ -451,3 +461,15 @@ def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
     memo = TranscriptMemo()  # another owner's memo remembers nothing of this one's (no state in the package)
     fourth, fourth_opens = assess()
     assert fourth.lines_counted == 5 and fourth_opens == 5
+
+
+def test_an_indexed_kimi_session_of_another_repository_is_set_aside_by_its_head(tmp_path: Path) -> None:
+    """Issue 36: a listed Kimi session the index holds but does not place in the scope is set aside by its
+    ``state.json`` head, never judged (judging one counts the lines of every file it holds)."""
+    home, ours, theirs = tmp_path / "home", tmp_path / "src" / "ours", tmp_path / "src" / "theirs"
+    ours.mkdir(parents=True)
+    theirs.mkdir(parents=True)
+    session = kimi_session(home, theirs, "k2")
+    db = build_index(tmp_path / "o.sqlite", [(str(session), None, None, kimi_cursor(session))], [])
+    report = scoped(db, roots=[str(ours)], sources=["kimi"], homes=[home])
+    assert (report.units_in_scope, report.lines_counted) == (0, 0), report.to_public()
