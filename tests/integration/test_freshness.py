@@ -502,6 +502,10 @@ def test_live_heartbeat_is_reported_but_does_not_hide_staleness(env: Env) -> Non
     assert (stale.verdict, stale.heartbeat_fresh) == ("stale", True)
     old = env.assess([row], markers=[*ALL_MARKERS, ("__app_heartbeat__", NOW_MS - 61_000, 0, None)])
     assert old.heartbeat_fresh is False
+    # Obelisk's APP_HEARTBEAT_FRESH_MS: younger than 60,000 ms is alive, exactly 60,000 ms is not.
+    for age, alive in ((59_999, True), (60_000, False)):
+        edge = env.assess([row], markers=[*ALL_MARKERS, ("__app_heartbeat__", NOW_MS - age, 0, None)])
+        assert edge.heartbeat_fresh is alive, age
 
 
 def test_partial_app_build_is_stale(env: Env) -> None:
