@@ -598,12 +598,13 @@ def test_tiny_head_limit_leaves_files_unattributed(env: Env) -> None:
 
 def test_missing_on_disk_is_not_stale(env: Env) -> None:
     a = claude_session(env.home, env.alpha, "s1")
-    gone = a.parent / "deleted.jsonl"
+    gone, also_gone = a.parent / "deleted.jsonl", a.parent / "deleted-too.jsonl"
     other = env.home / ".claude" / "projects" / "-somewhere-else" / "gone.jsonl"
-    rows = [unit_row(a, sig5(a)), (str(gone), 1.0, 3, "1:3"), (str(other), 1.0, 3, "1:3")]
+    rows = [unit_row(a, sig5(a)), (str(gone), 1.0, 3, "1:3"), (str(also_gone), 1.0, 3, "1:3"),
+            (str(other), 1.0, 3, "1:3")]
     report = env.assess(rows)
     assert report.verdict == "fresh", report.to_public()
-    assert report.missing_on_disk == 1
+    assert report.missing_on_disk == 2  # the scope's own project directory only, never another's
 
 
 def test_unreadable_home_and_unsupported_source(env: Env, tmp_path: Path) -> None:
