@@ -387,6 +387,31 @@ def test_kimi_newer_wire_is_stale(env: Env) -> None:
     assert env.assess([row]).verdict == "stale"
 
 
+def test_kimi_state_is_read_as_a_record_not_searched_as_text(env: Env) -> None:
+    """Issue 36: a Kimi session's cwd is its ``state.json``'s own ``cwd`` or ``workDir``, read as JSON; a ``cwd``
+    nested deeper (a tool's, an agent's) is not the session's, though it comes first in the text."""
+    for sid, top in (("k1", "workDir"), ("k2", "cwd")):
+        session = env.home / ".kimi-code" / "sessions" / "ws1" / sid
+        session.mkdir(parents=True)
+        (session / "state.json").write_text(json.dumps({"agent": {"cwd": str(env.evil)}, top: str(env.alpha)}))
+        _write_jsonl(session / "wire.jsonl", [{"type": "turn", "n": 0}])
+    report = env.assess([])
+    assert report.verdict == "incomplete", report.to_public()
+    assert sorted(report.unindexed_units) == sorted(str(env.home / ".kimi-code" / "sessions" / "ws1" / sid)
+                                                    for sid in ("k1", "k2"))
+
+
+@pytest.mark.parametrize("first", [123, ""], ids=["a number", "empty"])
+def test_a_head_record_whose_cwd_is_no_path_is_passed_over(env: Env, first: object) -> None:
+    """A first record whose ``cwd`` is not a non-empty string says nothing: the next record's cwd places the
+    transcript (here in scope, unindexed: incomplete), never an unattributed or out-of-scope file."""
+    path = _write_jsonl(env.home / ".claude" / "projects" / "-x-alpha" / "s9.jsonl", [
+        {"type": "user", "uuid": "u0", "cwd": first, "message": {"role": "user", "content": "a"}},
+        {"type": "user", "uuid": "u1", "cwd": str(env.alpha), "message": {"role": "user", "content": "b"}}])
+    report = env.assess([])
+    assert (report.verdict, report.unindexed_units, report.unattributed_files) == ("incomplete", (str(path),), 0)
+
+
 def test_kimi_with_a_file_cursor_is_unknown(env: Env) -> None:
     session = kimi_session(env.home, env.alpha, "k1")
     assert env.assess([unit_row(session, "1:2:3:4:5")]).verdict == "unknown"
