@@ -27,7 +27,7 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q tests/unit
 
-# The listed mutations of the security modules (about 80 s on 2 busy cores); every one must fail a test.
+# The listed mutations of the security modules (about 4 minutes on 2 busy cores); every one must fail a test.
 mutate: $(STAMP)
 	$(PY) tools/mutate
 

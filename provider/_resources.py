@@ -1,17 +1,13 @@
 """Where the package data lives: the SQL templates and the schema snapshots, each a subpackage's own folder.
 
 In the repository they sit beside ``provider/`` (``sql_templates/``, ``schema_snapshots/``); the build maps them
-into the installed package (``pyproject.toml``), so the same lookup serves an installed wheel and an editable
-install, and no runtime path climbs out of the package.
-
-The folder is the one the import system found the subpackage's ``__init__.py`` in (what
-``importlib.resources.files`` answers for a package on the file system), taken without importing
-``importlib.resources``: that module pulls ``tempfile``, ``zipfile`` and more into every cold ``query``.
+into the installed package (``pyproject.toml``), so the same lookup (``importlib.resources.files``) serves an
+installed wheel and an editable install, and no runtime path climbs out of the package.
 """
 
 from __future__ import annotations
 
-import importlib
+from importlib.resources import files
 from pathlib import Path
 
 #: The installed import name (``obelisk_session_evidence``), taken from this module's own name.
@@ -21,10 +17,10 @@ PACKAGE = __name__.rpartition(".")[0]
 def data_dir(name: str) -> Path:
     """The folder of one package-data subpackage (``sql_templates`` or ``schema_snapshots``).
 
-    The package is installed as plain files (wheel or editable), so the folder is a real directory.
+    The package is installed as plain files (wheel or editable), so the folder is a real directory; a zipped
+    install is refused rather than extracted (the provider writes no file).
     """
-    init = importlib.import_module(f"{PACKAGE}.{name}").__file__
-    found = Path(init).parent if init else None
-    if found is None or not found.is_dir():  # pragma: no cover - a zipped install is not supported
+    found = files(f"{PACKAGE}.{name}")
+    if not isinstance(found, Path) or not found.is_dir():  # pragma: no cover - a zipped install is not supported
         raise TypeError("package data is not on a file system")
     return found

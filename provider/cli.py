@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ._version import PROVIDER_ID, PROVIDER_VERSION
-from .admission.config import CONFIG_ENV, ProviderConfig, default_config_path, load_config
+from .admission.config import CONFIG_ENV, ProviderConfig, default_config_path, default_db_path, load_config
 from .digest import key_if_present
 from .errors import ConfigInvalid, DeadlineExceeded, InternalError, MalformedJson, ProviderError
 from .inputs import InputDeadline, NotRegularFile, bounded_lines, read_regular_file, read_until_deadline
@@ -33,8 +33,6 @@ STDIN_BOUND = 64 * 1024
 
 
 def _db_path(args: argparse.Namespace) -> Path:
-    from .service import default_db_path  # the database's default place is the request path's: service
-
     return Path(args.db) if args.db else default_db_path(os.environ)
 
 
@@ -353,7 +351,7 @@ EXIT_CODES: dict[str, str] = {
     "qualify": "0 every scope passed, 1 otherwise, 2 unusable (arguments, index, config)\n"
                "or refused (unsafe_write_target)",
     "demo": "0 done, 1 a demo request met an internal error, 2 refused (unsafe_write_target,\n"
-            "config_invalid)",
+            "config_invalid, demo_folder_in_use)",
     "rotate-key": "0 rotated, 1 the config could not be read or written, 2 refused (unsafe_write_target)",
 }
 #: Exit codes every command shares.

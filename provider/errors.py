@@ -178,7 +178,8 @@ LIFECYCLE_CODES: dict[str, str] = {
     "qualification_required": "--stage 2 without a qualification report, or a report that does not qualify "
                               "this scope",
     "not_enabled": "disable: nothing enabled for these ids",
-    "config_invalid": "the provider configuration cannot be read; it was left unchanged",
+    "config_invalid": "the provider configuration or its digest key cannot be read or is not private (the detail "
+                      "gives status's fix); the configuration was left unchanged",
     "config_write_failed": "the provider configuration or its digest key could not be written",
 }
 
@@ -195,3 +196,14 @@ class UnsafeWriteTarget(ProviderError, OSError):
     outcome: ClassVar[Outcome] = "rejected"
     code = "unsafe_write_target"
     default_detail = "a file to write is a symbolic link or not a regular file: refused; remove it"
+
+
+class DemoFolderInUse(ProviderError):
+    """``demo --dir`` names a folder that is not an earlier demo's and already holds a name the demo writes (its
+    index, ``home``, manifest, config, key or sample request), or is not a folder: nothing is written or removed
+    there (``provider/commands/demo.py``)."""
+
+    outcome: ClassVar[Outcome] = "rejected"
+    code = "demo_folder_in_use"
+    default_detail = ("the demo folder holds files no earlier demo wrote under the names the demo writes: refused, "
+                      "nothing was written or removed; give --dir a new or empty folder")

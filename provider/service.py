@@ -23,7 +23,7 @@ from .bounding.bound import bound, envelope_ceiling
 from .bounding.receipt import build_envelope, build_receipt, build_result, envelope_bytes
 from .contract.meta import Degradation, OpenMode, ProviderMeta, SchemaVerdictName, unknown_reason_flag
 from .contract.parse import load_json_object, parse_request
-from .contract.wire import EvidenceItem, EvidenceType, Freshness
+from .contract.wire import EvidenceItem, EvidenceType, Freshness, request_id_or_none
 from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, OutputOversize, ProviderError, SchemaIncompatible
 from .index.connection import Deadline, ReadSnapshot
@@ -40,13 +40,6 @@ from .retrieval.terms import PreparedTerms
 from .templates.catalog import TEMPLATE_DIR
 from .templates.params import NO_UPPER_BOUND
 from .templates.selection import TemplateSet
-
-DB_ENV = "OBELISK_DB"
-
-
-def default_db_path(env: Mapping[str, str]) -> Path:
-    override = env.get(DB_ENV)
-    return Path(override) if override else Path(env.get("HOME", str(Path.home()))) / ".obelisk" / "obelisk.sqlite"
 
 
 @dataclass(slots=True)
@@ -180,13 +173,14 @@ def _admitted(raw: bytes, config_path: Path, *, config_must_exist: bool,
 
 
 def _request_id_of(raw: bytes) -> str | None:
-    """The request's own ``request_id`` when the bytes parse as a JSON object carrying a string one (kept on
-    every rejection; read again only when the request was rejected)."""
+    """The request's own ``request_id`` when the bytes parse as a JSON object carrying one the contract accepts
+    (kept on every rejection; read again only when the request was rejected). An invalid one (too long, or
+    holding a control character) is never copied into the envelope: null."""
     try:
         value = load_json_object(raw).get("request_id")
     except ProviderError:
         return None
-    return value if isinstance(value, str) else None
+    return request_id_or_none(value)
 
 
 def _window(request: _Request) -> tuple[str, list[Degradation]]:

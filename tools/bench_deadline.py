@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Benchmark the request deadline against huge tool cells (issue 30): overrun past the deadline and peak RSS.
 
-Builds three hostile scopes, the first two the way Obelisk stores them (each string leaf of ``input_json`` cut to 10,000
+Builds four hostile scopes, the first two the way Obelisk stores them (each string leaf of ``input_json`` cut to 10,000
 characters plus ``...[truncated]``, so a Claude ``MultiEdit`` with many edits is one huge cell):
 
 * ``3x20MB``  one Claude Code session with three ``MultiEdit`` calls of about 20 MB of ``input_json`` each;
 * ``1x130MB``  one session with a single ``MultiEdit`` call of about 130 MB;
 * ``1x130MB-output``  a failed ``Bash`` call whose output is 130 MB (another writer's database: Obelisk keeps
-  10,000 characters of an output), its failure stated in its last line.
+  10,000 characters of an output), its failure stated in its last line;
+* ``3x130MB-output``  three such calls in one session (rows of one statement: the deadline must be checked
+  between them).
 
 Each is asked at the ceilings (all five evidence types, 16 terms of 200 characters that no cell holds, so
 every cell is searched to its end; limits at the ceilings) under ``deadline_ms`` 2000 and 200. Every run is a
@@ -17,7 +19,8 @@ reports the answer time, the outcome and its own peak RSS (``VmHWM``: a fresh pr
 Printed per case: the outcome, answer time, overrun (answer time minus the deadline, when the answer is
 ``timeout``) and peak RSS; median and max over ``--runs``.
 
-Usage: ``tools/bench_deadline.py [--python PY ...] [--runs N] [--work DIR] [--json FILE]``.
+Usage: ``tools/bench_deadline.py [--python PY ...] [--case NAME ...] [--deadline MS ...] [--runs N] [--work DIR]
+[--json FILE]`` (``--case`` and ``--deadline`` pick some of the cases and deadlines; default all).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ TERMS, TERM_CHARS = 16, 200
 DEADLINES_MS = (2000, 200)
 #: case -> (which cell is huge, calls, characters of each huge cell)
 CASES = {"3x20MB": ("input", 3, 20_000_000), "1x130MB": ("input", 1, 130_000_000),
-         "1x130MB-output": ("output", 1, 130_000_000)}
+         "1x130MB-output": ("output", 1, 130_000_000), "3x130MB-output": ("output", 3, 130_000_000)}
 
 _CHILD = r"""
 import json, sys, time
@@ -96,8 +99,8 @@ def build(work: Path, name: str, kind: str, calls: int, cell_chars: int) -> tupl
     t = ClaudeTranscript(rng=rng, home=home, session_id=uuid4(rng), cwd=repo, branch="main",
                          start_ms=1_790_000_000_000)
     t.user("Rename the settings loader everywhere in src/app/settings.py, keep behaviour the same.")
-    if kind == "output":
-        t.bash("pytest -q tests/test_settings.py", "Run pytest", "collecting ...", exit_code=1)
+    for n in range(calls if kind == "output" else 0):
+        t.bash(f"pytest -q tests/test_settings_{n}.py", "Run pytest", "collecting ...", exit_code=1)
     for n in range(calls if kind == "input" else 0):
         t.say(f"I'll rewrite the loader in one MultiEdit (part {n + 1}).")
         call = t.call("MultiEdit", {"file_path": f"{repo}/src/app/settings_{n}.py",
@@ -176,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs per case, deadline and interpreter")
     parser.add_argument("--work", type=Path, help="where to build the indexes (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    parser.add_argument("--case", action="append", choices=list(CASES), help="only this case (repeatable)")
+    parser.add_argument("--deadline", action="append", type=int, metavar="MS",
+                        help=f"only this deadline_ms (repeatable; default {' and '.join(map(str, DEADLINES_MS))})")
     args = parser.parse_args(argv)
     pythons = args.python or [sys.executable]
     work = args.work or Path(tempfile.mkdtemp(prefix="ose-bench-deadline-"))
@@ -184,9 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     request.write_bytes(request_bytes())
     figures: list[dict[str, Any]] = []
     for name, (kind, calls, chars) in CASES.items():
+        if args.case and name not in args.case:
+            continue
         sys.stderr.write(f"building {name} in {work} ...\n")
         db, config, _ = build(work, name, kind, calls, chars)
-        for deadline_ms in DEADLINES_MS:
+        for deadline_ms in args.deadline or DEADLINES_MS:
             config_at = with_deadline(config, deadline_ms)
             for python in pythons:
                 runs = [run_once(python, db, config_at, request) for _ in range(args.runs)]

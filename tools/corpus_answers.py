@@ -33,7 +33,8 @@ Normalised away, and only these, because they vary legitimately between two runs
   ``unknown_reason_*`` flags are kept (the verdict, ``freshness``, is always kept). The other counters count
   different things since issue 13, by design: ``units_in_scope`` leaves out indexed, unchanged files that no
   session in scope owns (a Codex child thread whose head names the root: one such file in the corpus's codex
-  harbor-api scope and in real-obelisk-formats' codex lumen-web scope, see ``index/freshness/scoped.py``),
+  harbor-api scope and in real-obelisk-formats' codex lumen-web scope, see ``provider/index/freshness/README.md``,
+  "Which directories a request lists", and ``candidates.py`` there),
   ``up_to_date`` and ``lines_counted`` follow it, ``unattributed_files`` and the rest are counted over the
   walked directories.
 

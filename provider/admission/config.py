@@ -2,7 +2,8 @@
 
 Default-off: a missing config file means no enabled scope. The file lives in the platform config directory
 (``platformdirs``), or where ``OBELISK_SESSION_EVIDENCE_CONFIG`` says, and is written atomically with
-owner-only permissions.
+owner-only permissions. The Obelisk database a command reads by default (``$OBELISK_DB``, else
+``~/.obelisk/obelisk.sqlite``) is named here too, beside the config it is configured with.
 """
 
 import json
@@ -20,6 +21,7 @@ from ..outputs import write_file_in
 from ..paths import Roots
 
 CONFIG_ENV = "OBELISK_SESSION_EVIDENCE_CONFIG"
+DB_ENV = "OBELISK_DB"
 APP_NAME = PROVIDER_ID
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -228,6 +230,12 @@ def default_config_path(env: Mapping[str, str]) -> Path:
     from platformdirs import user_config_dir  # heavy (it loads tempfile): only when no config is named
 
     return Path(user_config_dir(APP_NAME)) / "config.json"
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    """The Obelisk database a command reads when none is named: ``$OBELISK_DB``, else Obelisk's own place."""
+    override = env.get(DB_ENV)
+    return Path(override) if override else Path(env.get("HOME", str(Path.home()))) / ".obelisk" / "obelisk.sqlite"
 
 
 def load_config(path: Path, *, must_exist: bool = False) -> ProviderConfig:

@@ -2,21 +2,34 @@
 
 Never reads or writes ``~/.obelisk``: everything lives in the demo folder (default ``./demo-index``). The config,
 the digest key and the sample request are written as every operator file is (``provider/outputs.py``): a link
-planted at one of their names is refused (``UnsafeWriteTarget``), never followed.
+planted at one of their names is refused (``UnsafeWriteTarget``), never followed. The folder is a new one, one
+that holds none of the names the demo writes (it builds beside what is there), or an earlier demo's (its
+manifest says so: that build is replaced); any other is refused (``DemoFolderInUse``), so the demo never
+overwrites or removes a file it did not write.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..admission.config import EnabledScope, ProviderConfig, save_config
+from ..errors import DemoFolderInUse
 from ..fixtures.builder import build_fixture
+from ..fixtures.manifest import FIXTURE_FORMAT
+from ..inputs import read_regular_file
 from ..outputs import write_file_in
 from ..service import WarmState, answer
 
 DEFAULT_DIR = Path("demo-index")
+#: Every name the demo writes in its folder: the fixture builder's (the index and its sidecars, ``home``, the
+#: manifest), then the config, the digest key and the sample request.
+DEMO_NAMES = ("obelisk.sqlite", "obelisk.sqlite-wal", "obelisk.sqlite-shm", "obelisk.sqlite-journal", "home",
+              "manifest.json", "config.json", "digest.key", "request.json")
+#: Bytes of an earlier demo's manifest read at most (one is about 100 KB).
+_MANIFEST_BYTES = 16 * 1024 * 1024
 
 
 def _request(request_id: str, agent: str, repo: str, types: list[str], terms: list[str], *,
@@ -54,10 +67,36 @@ def _show(out: TextIO, title: str, envelope: dict[str, Any], code: int) -> None:
                                      "omitted_count", "result_digest")}, ensure_ascii=False) + "\n")
 
 
+def _earlier_demo(root: Path) -> bool:
+    """Whether ``root`` holds an earlier demo's build: its ``manifest.json`` is a regular file naming the
+    fixture's format."""
+    try:
+        manifest = json.loads(read_regular_file(root / "manifest.json", _MANIFEST_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FIXTURE_FORMAT
+
+
+def check_demo_folder(root: Path) -> None:
+    """Refuse (:class:`DemoFolderInUse`) a folder the demo may not build in: one that is not a folder, or holds
+    a name the demo writes without being an earlier demo's."""
+    if not os.path.lexists(root):
+        return
+    if not root.is_dir():
+        raise DemoFolderInUse("the demo folder is not a folder: refused, nothing was written; give --dir a new "
+                              "or empty folder")
+    if not _earlier_demo(root) and any(os.path.lexists(root / name) for name in DEMO_NAMES):
+        raise DemoFolderInUse
+
+
 def run_demo(directory: Path | None, *, out: TextIO) -> int:
 
     root = (directory or DEFAULT_DIR).resolve()
-    info = build_fixture(root, generation="current")
+    check_demo_folder(root)
+    try:
+        info = build_fixture(root, generation="current")
+    except FileExistsError:  # a name the builder writes appeared since the check
+        raise DemoFolderInUse from None
     manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
     repos: dict[str, str] = manifest["repos"]
     agents: dict[str, list[str]] = manifest["agents"]

@@ -46,8 +46,9 @@ from ..admission.config import (
     load_config,
     save_config,
 )
-from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, load_key, scope_basis
+from ..digest import KEYED_PREFIX, DigestKey, bytes_digest, ensure_key, key_path, load_key, scope_basis
 from ..errors import ConfigInvalid
+from ..inputs import NotRegularFile, read_regular_file
 from ..paths import within
 from . import binding
 from .binding import breadth, home_dirs, overlaps
@@ -142,9 +143,10 @@ def _merge_identity(identities: Sequence[RepositoryIdentity]) -> RepositoryIdent
 
 
 def _read_report(path: str) -> tuple[bytes, dict[str, Any]]:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
+    try:  # an untrusted file: a FIFO or a device there is refused, never opened blocking
+        raw = read_regular_file(path, MAX_REPORT_BYTES)
+    except NotRegularFile:
+        raise _Refused("qualification_required", "the qualification report is not a regular file") from None
     except OSError:
         raise _Refused("qualification_required", "the qualification report could not be read") from None
     if len(raw) > MAX_REPORT_BYTES:
@@ -242,16 +244,23 @@ def _digest_key(config_path: Path) -> DigestKey:
     """The install's key, made beside the config on the first enable (``ensure_key``; never replaced)."""
     try:
         return ensure_key(config_path)
-    except (OSError, ConfigInvalid):
+    except ConfigInvalid as err:  # made, but not private (its folder): the reason and fix ``status`` gives
+        raise _Refused("config_invalid", err.detail, EXIT_CONFIG) from None
+    except OSError:
         raise _Refused("config_write_failed", "the digest key beside the provider configuration could not be "
                        "created or read", EXIT_CONFIG) from None
 
 
-def _existing_key(config_path: Path) -> DigestKey | None:
-    """The install's key when there is one (a replay report is keyed with it), else None."""
+def _existing_key(config_path: Path, config: ProviderConfig) -> DigestKey | None:
+    """The install's key (a replay report is keyed with it); None only when there is none and no scope is enabled
+    yet (the first enable makes it). A key that is there but unusable (not private, malformed, a link), or
+    missing while scopes keyed with it are enabled, is refused with ``status``'s reason and fix: a new key made
+    here would leave their digests under a key nobody has (``rotate-key`` re-makes them)."""
     try:
         return load_key(config_path)
-    except ConfigInvalid:
+    except ConfigInvalid as err:
+        if config.scopes or os.path.lexists(key_path(config_path)):
+            raise _Refused("config_invalid", err.detail, EXIT_CONFIG) from None
         return None
 
 
@@ -464,7 +473,7 @@ def enable_scope(*, config_path: Path, agent_id: str, project_id: str, repositor
         _merged(config.scopes, draft, replace=replace)  # a duplicate is refused before anything is written
         plan = _plan(draft, include_worktrees=include_worktrees, allow_broad_root=allow_broad_root)
         allowed = [*plan.allowed, *_check_overlap(plan, draft, config.scopes, allow_shared_root=allow_shared_root)]
-        existing = _existing_key(config_path)
+        existing = _existing_key(config_path, config)
         if qualification_report:
             # The report is judged on the bound roots (worktrees included) under the install's key, before
             # anything is written: a refused report leaves no key and no config behind (without a key yet, no

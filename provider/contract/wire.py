@@ -60,6 +60,14 @@ REQUEST_ID_CONTROLS = r"\x00-\x1f\x7f-\x9f"
 _REQUEST_ID_FORBIDDEN = re.compile(f"[{REQUEST_ID_CONTROLS}]")
 
 
+def request_id_or_none(value: object) -> str | None:
+    """``value`` when it is a ``request_id`` the contract accepts (a string of at most
+    :data:`MAX_REQUEST_ID_CHARS` characters, none of :data:`REQUEST_ID_CONTROLS`), else None: what a rejection
+    may copy back of a request that did not validate."""
+    if isinstance(value, str) and len(value) <= MAX_REQUEST_ID_CHARS and not _REQUEST_ID_FORBIDDEN.search(value):
+        return value
+    return None
+
 # --- the validated request -----------------------------------------------------------------------------
 
 
@@ -182,8 +190,7 @@ def _check_value(value: Any, kind: _Kind, loc: tuple[str, ...], problems: list[_
     elif kind == "str":
         ok = isinstance(value, str)
     elif kind == "id":
-        ok = (isinstance(value, str) and len(value) <= MAX_REQUEST_ID_CHARS
-              and not _REQUEST_ID_FORBIDDEN.search(value))
+        ok = request_id_or_none(value) is not None
     elif kind == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
     else:  # "false"

@@ -58,7 +58,10 @@ from .guard import harden
 
 T = TypeVar("T")
 
-_PROGRESS_STEPS = 1000
+#: VM steps between two deadline checks. A row of a tool template takes a few hundred steps, one of which
+#: may load a huge cell whole (SQLite reads a value whole): every 100 steps, no more than one such load runs
+#: between two checks (tools/bench_deadline.py measures the overrun; the checks cost no measurable time).
+_PROGRESS_STEPS = 100
 _BUSY_TIMEOUT_MS = 250
 
 

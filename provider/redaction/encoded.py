@@ -81,13 +81,11 @@ def _blob(value: str, m: re.Match[str]) -> bool:
 
 
 _KIND_LINE = r"""(?i:kind)\\?["']?[ \t]*:[ \t]*\\?["']?Secret(?![A-Za-z0-9])"""
-_kind_memo: list[object] = [None, False]  # the last text asked about and its answer (rules run text by text)
 
 
 def _declares_secret(text: str) -> bool:
-    if _kind_memo[0] is not text:
-        _kind_memo[0], _kind_memo[1] = text, re.search(_KIND_LINE, text) is not None
-    return _kind_memo[1] is True
+    """A text holding ``kind: Secret`` (YAML or JSON): the only one whose ``data:`` blocks are a Secret's."""
+    return re.search(_KIND_LINE, text) is not None
 
 
 #: One line of a YAML block (after its line break) and the "key:" that may start it.
@@ -101,8 +99,6 @@ _JSON_ENTRY = r"""\\?"[A-Za-z0-9._-]{1,253}+\\?"[ \t]*+:[ \t]*+\\?"(?P<v>[^"\\\n
 def _secret_values(m: re.Match[str]) -> Iterator[tuple[int, int]]:
     """Every value of a Secret's ``data:``/``stringData:`` block: each YAML line's value (a line without a key
     continues a block scalar and is hidden whole), or each value of the JSON object."""
-    if not _declares_secret(m.string):
-        return
     if m.group("json") is not None:
         base = m.start("jbody")
         for found in re.finditer(_JSON_ENTRY, m.group("jbody")):
@@ -141,6 +137,7 @@ RULES: tuple[Rule, ...] = (
         r"""|(?P<json>\\?"(?:data|stringData)\\?"[ \t]*+:[ \t]*+\{)(?P<jbody>[^{}]{1,65536}+)\})""",
         ("secret",),
         spans=_secret_values,
+        within=_declares_secret,
         name="kubernetes_secret_data",
     ),
     rule(

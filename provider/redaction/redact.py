@@ -579,6 +579,8 @@ def _candidates(text: str, rules: tuple[_Rule, ...] | None = None,
     if present is not None:
         present.update(hit)
     for rule in [rules[i] for i in sorted({i for t in hit for i in by_trigger[t]})]:
+        if rule.within is not None and not rule.within(text):
+            continue
         pri = _PRIORITY[rule.kind]
         pos = 0
         while (m := rule.pattern.search(text, pos)) is not None:

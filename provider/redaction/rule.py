@@ -4,7 +4,9 @@
 A rule is one regular expression, the lower-case trigger substrings without which it is not run, the part of
 its match that is secret (``group``: None for the whole match, ``"value"`` for the dq/sq/uq value groups, or
 a group name; or ``spans``: a function giving several secret parts of one match, e.g. every value of a
-block) and an optional plausibility check of that part. ``name`` names the class of secret the rule finds
+block), an optional plausibility check of that part, and an optional condition on the whole text (``within``:
+checked once per text, before the rule runs, so no match asks it again). ``name`` names the class of secret the
+rule finds
 (several rules may share a placeholder ``kind``: a ``.netrc`` password and ``sshpass -p`` are both
 ``password_assignment``).
 """
@@ -18,6 +20,7 @@ from functools import cached_property
 
 Accept = Callable[[str, re.Match[str]], bool]
 Spans = Callable[[re.Match[str]], Iterable[tuple[int, int]]]
+Within = Callable[[str], bool]
 
 #: A value after a key: double-quoted, single-quoted (also backslash-escaped quotes) or a bare run.
 VALUE = (
@@ -59,6 +62,7 @@ class Rule:
     accept: Accept | None = None
     fallback_source: str | None = None  # tried at the same start when an annotated match is rejected
     spans: Spans | None = None  # several secret parts of one match (``group`` and ``accept`` are then unused)
+    within: Within | None = None  # a text this rule runs in at all (e.g. one that names the secret's kind)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -79,6 +83,7 @@ def rule(
     fallback: str | None = None,
     name: str | None = None,
     spans: Spans | None = None,
+    within: Within | None = None,
 ) -> Rule:
     return Rule(kind, pattern, triggers, name=name or kind, group=group, accept=accept, fallback_source=fallback,
-                spans=spans)
+                spans=spans, within=within)

@@ -37,15 +37,12 @@ def _discord_user_id(_value: str, m: re.Match[str]) -> bool:
 
 #: What pairs a SID with its auth token in one text: a key naming the token, or the SID written beside one.
 _PAIRING_CUE = r"(?i:auth[ _-]?token|authtoken)|AC[0-9a-f]{32}[\s\"',:;/()\\]{1,12}+[0-9a-f]{32}(?![A-Za-z0-9])"
-_cue_memo: list[object] = [None, False]  # the last text asked about and its answer (rules run text by text)
 
 
-def _paired_with_auth_token(_value: str, m: re.Match[str]) -> bool:
-    """An account SID in a text that also holds its auth token (``TWILIO_AUTH_TOKEN=``, ``auth_token:``, or a
-    SID written beside a token: the same SID in a URL path is hidden too)."""
-    if _cue_memo[0] is not m.string:
-        _cue_memo[0], _cue_memo[1] = m.string, re.search(_PAIRING_CUE, m.string) is not None
-    return _cue_memo[1] is True
+def _pairs_with_auth_token(text: str) -> bool:
+    """A text that holds an account SID's auth token too (``TWILIO_AUTH_TOKEN=``, ``auth_token:``, or a SID
+    written beside a token): every SID in it is hidden, the same SID in a URL path too."""
+    return re.search(_PAIRING_CUE, text) is not None
 
 
 # The patterns below start with their literal (``AC``, ``[MNO]``) and check the character before it after it: a
@@ -116,7 +113,7 @@ RULES: tuple[Rule, ...] = (
         "twilio_credentials",
         r"AC(?<![A-Za-z0-9]AC)[0-9a-f]{32}(?![A-Za-z0-9])",
         ("ac",),
-        accept=_paired_with_auth_token,
+        within=_pairs_with_auth_token,
         name="twilio_account_sid",
     ),
     rule(

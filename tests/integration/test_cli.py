@@ -144,10 +144,11 @@ def test_every_command_and_option_is_documented() -> None:
 
 
 def test_unicode_line_separators_are_escaped_so_one_envelope_is_one_line(isolated_env: dict[str, str]) -> None:
-    request = make_request(request_id="a\u2028b\u2029c\u0085d")
+    # U+2028 and U+2029 are valid in a request_id; U+0085 (NEL), a C1 control, is not and is never echoed.
+    request = make_request(request_id="a\u2028b\u2029c")
     result = run_cli("query", stdin=json.dumps(request, ensure_ascii=False).encode(), env=isolated_env)
     assert len(result.stdout.splitlines()) == 1
-    assert result.document()["request_id"] == "a\u2028b\u2029c\u0085d"
+    assert result.document()["request_id"] == "a\u2028b\u2029c"
 
 
 def test_request_id_is_bounded_before_it_reaches_the_receipt(fixture_db: tuple[Path, dict[str, object]],
@@ -166,6 +167,28 @@ def test_request_id_is_bounded_before_it_reaches_the_receipt(fixture_db: tuple[P
         assert result.code == 2 and doc["outcome"] == "rejected" and doc["receipt"] is None
         assert doc["error"] == {"code": "invalid_request", "retryable": False,
                                 "detail": "field request_id is missing or has the wrong type or value"}
+
+
+def test_an_invalid_request_id_is_not_copied_into_the_rejection(tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    """Issue 30: a rejection's envelope carries the request's ``request_id`` only when the contract accepts it
+    (at most 128 characters, no control character); a 2 MB one, or one holding terminal escapes, is null there,
+    in ``query`` and in ``serve --stdio``, whatever else the request gets wrong."""
+    config = write_config(tmp_path / "c.json", [])
+    bad = ["r" * 2_000_000, "r" * 129, "req\x1b[2J\x1b[H", "a\nb", "a\x85b", "a\x00b"]
+    for request_id in bad:
+        for other in ({}, {"scope": {"agent_id": "nobody"}}, {"evidence_types": ["poems"]}):
+            raw = json.dumps(make_request(request_id=request_id, **other)).encode()
+            result = run_cli("query", "--config", str(config), "--db", str(tmp_path / "none.sqlite"), stdin=raw,
+                             env=isolated_env)
+            doc = result.document()
+            assert result.code == 2 and doc["outcome"] == "rejected", (result.code, doc.get("error"))
+            assert doc["request_id"] is None and len(result.stdout) < 4096
+    lines = [json.dumps(make_request(request_id=request_id)).encode() for request_id in bad]
+    served = run_cli("serve", "--stdio", "--config", str(config), "--db", str(tmp_path / "none.sqlite"),
+                     stdin=b"\n".join(lines) + b"\n", env=isolated_env)
+    replies = [json.loads(line) for line in served.stdout.splitlines()]
+    assert len(replies) == len(bad) and all(r["request_id"] is None and r["outcome"] == "rejected" for r in replies)
+    assert len(served.stdout) < 4096 * len(bad)
 
 
 def test_serve_answers_a_blank_line_so_replies_stay_paired(tmp_path: Path, isolated_env: dict[str, str]) -> None:

@@ -130,6 +130,32 @@ def test_a_command_imports_its_own_modules_only(cold_query: ColdQuery) -> None:
     assert [name for name in report["modules"] if _within(name, others)] == []
 
 
+#: Run in a fresh interpreter: one operator command in process, then whether the request path was loaded.
+_OPERATOR_CHECK = """
+import contextlib, io, json, sys
+from obelisk_session_evidence import cli
+with contextlib.redirect_stdout(io.StringIO()):
+    code = cli.main(sys.argv[1:])
+print(json.dumps({"code": code, "service": "obelisk_session_evidence.service" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("command", ["status", "check-schema", "enable"])
+def test_an_operator_command_does_not_load_the_request_path(cold_query: ColdQuery, tmp_path: Path,
+                                                              command: str) -> None:
+    """``status``, ``check-schema`` and ``enable`` find the default database without importing ``service`` (the
+    request path): ``default_db_path`` lives with the config's defaults (``admission/config.py``)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    argv = {"status": ["status", "--format", "json"], "check-schema": ["check-schema", "--format", "json"],
+            "enable": ["enable", "--agent-id", "a", "--project-id", "p", "--repository-id", "r", "--source",
+                       "claude", "--root", str(root), "--config", str(tmp_path / "cfg" / "config.json")]}[command]
+    cold = cold_query._replace(env={**cold_query.env, "OBELISK_DB": cold_query.argv[2],
+                                    "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    report = json.loads(_fresh_interpreter(_OPERATOR_CHECK, argv, cold))
+    assert report == {"code": 0, "service": False}
+
+
 def test_importtime_parser_reads_nested_names() -> None:
     sample = ("import time: self [us] | cumulative | imported package\n"
               "import time:       855 |      40692 |       pydantic\n"

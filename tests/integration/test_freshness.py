@@ -387,6 +387,31 @@ def test_kimi_newer_wire_is_stale(env: Env) -> None:
     assert env.assess([row]).verdict == "stale"
 
 
+def test_kimi_state_is_read_as_a_record_not_searched_as_text(env: Env) -> None:
+    """Issue 36: a Kimi session's cwd is its ``state.json``'s own ``cwd`` or ``workDir``, read as JSON; a ``cwd``
+    nested deeper (a tool's, an agent's) is not the session's, though it comes first in the text."""
+    for sid, top in (("k1", "workDir"), ("k2", "cwd")):
+        session = env.home / ".kimi-code" / "sessions" / "ws1" / sid
+        session.mkdir(parents=True)
+        (session / "state.json").write_text(json.dumps({"agent": {"cwd": str(env.evil)}, top: str(env.alpha)}))
+        _write_jsonl(session / "wire.jsonl", [{"type": "turn", "n": 0}])
+    report = env.assess([])
+    assert report.verdict == "incomplete", report.to_public()
+    assert sorted(report.unindexed_units) == sorted(str(env.home / ".kimi-code" / "sessions" / "ws1" / sid)
+                                                    for sid in ("k1", "k2"))
+
+
+@pytest.mark.parametrize("first", [123, ""], ids=["a number", "empty"])
+def test_a_head_record_whose_cwd_is_no_path_is_passed_over(env: Env, first: object) -> None:
+    """A first record whose ``cwd`` is not a non-empty string says nothing: the next record's cwd places the
+    transcript (here in scope, unindexed: incomplete), never an unattributed or out-of-scope file."""
+    path = _write_jsonl(env.home / ".claude" / "projects" / "-x-alpha" / "s9.jsonl", [
+        {"type": "user", "uuid": "u0", "cwd": first, "message": {"role": "user", "content": "a"}},
+        {"type": "user", "uuid": "u1", "cwd": str(env.alpha), "message": {"role": "user", "content": "b"}}])
+    report = env.assess([])
+    assert (report.verdict, report.unindexed_units, report.unattributed_files) == ("incomplete", (str(path),), 0)
+
+
 def test_kimi_with_a_file_cursor_is_unknown(env: Env) -> None:
     session = kimi_session(env.home, env.alpha, "k1")
     assert env.assess([unit_row(session, "1:2:3:4:5")]).verdict == "unknown"
@@ -423,6 +448,55 @@ def test_claude_subagent_inherits_parent_cwd(env: Env) -> None:
     assert report.unindexed_units == (str(sub),)
 
 
+def test_claude_workflow_run_subagent_is_walked(env: Env) -> None:
+    """Issue 36: a workflow run's subagent transcript (``subagents/workflows/<run>/*.jsonl``) belongs to its
+    session's scope: a new one makes the verdict incomplete."""
+    a = claude_session(env.home, env.alpha, "s1")
+    sub = _write_jsonl(a.parent / "s1" / "subagents" / "workflows" / "run1" / "agent-1.jsonl",
+                       [{"type": "user", "uuid": "u"}])
+    report = env.assess([unit_row(a, sig5(a))])
+    assert report.verdict == "incomplete", report.to_public()
+    assert report.unindexed_units == (str(sub),)
+
+
+def test_kimi_agent_folder_without_a_wire_is_no_file(env: Env) -> None:
+    """A Kimi ``agents/<id>/`` folder holding no ``wire.jsonl`` yet adds nothing to the aggregate: the session
+    is judged on its files (fresh), never unreadable for a file that is not there."""
+    session = kimi_session(env.home, env.alpha, "k1")
+    row = unit_row(session, kimi_cursor(session))
+    (session / "agents" / "sub2").mkdir()
+    report = env.assess([row])
+    assert report.verdict == "fresh", report.to_public()
+
+
+def test_full_walk_sees_a_new_archived_rollout(env: Env) -> None:
+    """The full walk (``status``) lists ``archived_sessions/`` once the index holds a row there: a rollout
+    archived since the last build is unindexed (incomplete), never missed."""
+    archived = env.home / ".codex" / "archived_sessions"
+    rows = []
+    for thread in ("t1", "t2"):
+        rollout = codex_session(env.home, env.alpha, thread)
+        archived.mkdir(parents=True, exist_ok=True)
+        moved = rollout.replace(archived / rollout.name)
+        rows.append(unit_row(moved, sig5(moved)))
+    assert env.assess(rows).verdict == "fresh"
+    late = codex_session(env.home, env.alpha, "t3")
+    late = late.replace(archived / late.name)
+    report = env.assess(rows)
+    assert report.verdict == "incomplete", report.to_public()
+    assert report.unindexed_units == (str(late),)
+
+
+def test_sources_given_as_one_string_are_dropped_not_spelled_out(env: Env) -> None:
+    """Malformed input is dropped: ``sources`` as a string (not a list) means no source, the same report as an
+    empty list, never one source per character (each an ``unsupported_source``)."""
+    a = claude_session(env.home, env.alpha, "s1")
+    rows = [unit_row(a, sig5(a))]
+    as_text = env.assess(rows, sources="claude")  # a str is a Sequence[str]: only the check tells them apart
+    assert as_text.to_public() == env.assess(rows, sources=()).to_public()
+    assert "unsupported_source" not in as_text.to_public()["unknown_reasons"]  # type: ignore[operator]
+
+
 def test_unindexed_file_makes_incomplete(env: Env) -> None:
     a = claude_session(env.home, env.alpha, "s1")
     b = codex_session(env.home, env.alpha, "t1")
@@ -453,6 +527,10 @@ def test_live_heartbeat_is_reported_but_does_not_hide_staleness(env: Env) -> Non
     assert (stale.verdict, stale.heartbeat_fresh) == ("stale", True)
     old = env.assess([row], markers=[*ALL_MARKERS, ("__app_heartbeat__", NOW_MS - 61_000, 0, None)])
     assert old.heartbeat_fresh is False
+    # Obelisk's APP_HEARTBEAT_FRESH_MS: younger than 60,000 ms is alive, exactly 60,000 ms is not.
+    for age, alive in ((59_999, True), (60_000, False)):
+        edge = env.assess([row], markers=[*ALL_MARKERS, ("__app_heartbeat__", NOW_MS - age, 0, None)])
+        assert edge.heartbeat_fresh is alive, age
 
 
 def test_partial_app_build_is_stale(env: Env) -> None:
@@ -545,12 +623,13 @@ def test_tiny_head_limit_leaves_files_unattributed(env: Env) -> None:
 
 def test_missing_on_disk_is_not_stale(env: Env) -> None:
     a = claude_session(env.home, env.alpha, "s1")
-    gone = a.parent / "deleted.jsonl"
+    gone, also_gone = a.parent / "deleted.jsonl", a.parent / "deleted-too.jsonl"
     other = env.home / ".claude" / "projects" / "-somewhere-else" / "gone.jsonl"
-    rows = [unit_row(a, sig5(a)), (str(gone), 1.0, 3, "1:3"), (str(other), 1.0, 3, "1:3")]
+    rows = [unit_row(a, sig5(a)), (str(gone), 1.0, 3, "1:3"), (str(also_gone), 1.0, 3, "1:3"),
+            (str(other), 1.0, 3, "1:3")]
     report = env.assess(rows)
     assert report.verdict == "fresh", report.to_public()
-    assert report.missing_on_disk == 1
+    assert report.missing_on_disk == 2  # the scope's own project directory only, never another's
 
 
 def test_unreadable_home_and_unsupported_source(env: Env, tmp_path: Path) -> None:

@@ -261,6 +261,18 @@ def test_pi_snapshot_rule_and_tombstone(tmp_path: Path) -> None:
     assert judge(path, cursor, source="pi") == ("stale", 0)
 
 
+def test_pi_snapshot_rule_holds_to_its_tolerance_inclusive(tmp_path: Path) -> None:
+    """A Pi snapshot's mtime within the tolerance, its edge included, is the same file (the signature rule's
+    tolerance); past it the file is stale."""
+    path = pi_session(tmp_path / "home", tmp_path / "repo", "p1")
+    base = path.stat().st_mtime_ns // 10**6 * 10**6  # a whole millisecond: the differences below are exact
+    os.utime(path, ns=(base, base))
+    cursor = pi_cursor(path)
+    for shift_ms, expected in ((2, "up_to_date"), (-2, "up_to_date"), (3, "stale")):
+        os.utime(path, ns=(base + shift_ms * 10**6, base + shift_ms * 10**6))
+        assert judge(path, cursor, source="pi", tol=2.0) == (expected, 0), shift_ms
+
+
 def test_kimi_aggregate_rule(tmp_path: Path) -> None:
     session = kimi_session(tmp_path / "home", tmp_path / "repo", "k1")
     cursor = kimi_cursor(session)

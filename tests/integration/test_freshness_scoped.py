@@ -37,7 +37,17 @@ from obelisk_session_evidence.index.scope_state import (
 from obelisk_session_evidence.paths import Roots
 from obelisk_session_evidence.templates.catalog import scope_template
 
-from tests.integration.test_freshness import NOW_MS, REAL_ROOTS, _append, claude_session, codex_session, legacy, sig5
+from tests.integration.test_freshness import (
+    NOW_MS,
+    REAL_ROOTS,
+    _append,
+    claude_session,
+    codex_session,
+    kimi_cursor,
+    kimi_session,
+    legacy,
+    sig5,
+)
 
 # ------------------------------------------------------------------------------------------- counting
 
@@ -451,3 +461,43 @@ def test_warm_assessment_rereads_only_changed_files(tmp_path: Path) -> None:
     memo = TranscriptMemo()  # another owner's memo remembers nothing of this one's (no state in the package)
     fourth, fourth_opens = assess()
     assert fourth.lines_counted == 5 and fourth_opens == 5
+
+
+def test_an_indexed_kimi_session_of_another_repository_is_set_aside_by_its_head(tmp_path: Path) -> None:
+    """Issue 36: a listed Kimi session the index holds but does not place in the scope is set aside by its
+    ``state.json`` head, never judged (judging one counts the lines of every file it holds)."""
+    home, ours, theirs = tmp_path / "home", tmp_path / "src" / "ours", tmp_path / "src" / "theirs"
+    ours.mkdir(parents=True)
+    theirs.mkdir(parents=True)
+    session = kimi_session(home, theirs, "k2")
+    db = build_index(tmp_path / "o.sqlite", [(str(session), None, None, kimi_cursor(session))], [])
+    report = scoped(db, roots=[str(ours)], sources=["kimi"], homes=[home])
+    assert (report.units_in_scope, report.lines_counted) == (0, 0), report.to_public()
+
+
+def test_a_warm_assessment_reads_an_unindexed_transcripts_head_once(tmp_path: Path) -> None:
+    """A transcript the index does not know is placed by its head; with a memo (a warm service) the head read
+    under the same stat is remembered: the second assessment opens nothing and says the same."""
+    memo = TranscriptMemo()
+    home, repo = tmp_path / "home", tmp_path / "src" / "repo"
+    repo.mkdir(parents=True)
+    known, new = claude_session(home, repo, "s1"), claude_session(home, repo, "s2")
+    rows = [("__last_build__", NOW_MS, 0, None), ("__claude_canonical_transcript_v3__", NOW_MS, 0, None),
+            (str(known), None, None, sig5(known))]
+    db = build_index(tmp_path / "i.sqlite", rows, [("s1", "claude", str(repo), str(known))])
+
+    def assess() -> tuple[FreshnessReport, int]:
+        def work(snap: ReadSnapshot) -> FreshnessReport:
+            scope = read_scope_set(snap, scope_template(), sources=["claude"], roots=Roots.of([str(repo)]), since="")
+            return assess_scoped_freshness(
+                scope.files, read_marker_rows(snap), lookup=lambda p: read_unit_rows(snap, p, has_cursor=True),
+                has_rows_under=lambda p: has_rows_under(snap, p), roots=[str(repo)], sources=["claude"],
+                transcript_homes=[home], now_ms=NOW_MS, memo=memo)
+
+        with Counted() as counted:
+            report = read_index(db, work, deadline=Deadline(60_000))[0]
+        return report, counted.opens
+
+    for expected_opens in (1, 0):
+        report, opens = assess()
+        assert (report.verdict, report.unindexed_units, opens) == ("incomplete", (str(new),), expected_opens)

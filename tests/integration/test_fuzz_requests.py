@@ -76,7 +76,7 @@ class Expect:
 
 def _reject(code: str, obj: dict[str, Any] | None = None, confident: bool = True) -> Expect:
     request_id = obj.get("request_id") if obj is not None else None
-    return Expect("rejected", code, confident, request_id if isinstance(request_id, str) else None)
+    return Expect("rejected", code, confident, request_id if _bounded_id(request_id) else None)
 
 
 class _Dup(ValueError):
@@ -219,7 +219,7 @@ def term_class(term: str) -> str:
 
 def expected_for(obj: dict[str, Any], scopes: tuple[Scope, ...] = SCOPES) -> Expect:
     code = _contract_code(obj)
-    if code is not None:  # request_id is kept whenever the request carried a string one (issue 10.6)
+    if code is not None:  # request_id is kept whenever the request carried a valid one (issue 10.6, 30)
         return _reject(code, obj)
     request_id = obj["request_id"]
     asked = obj["scope"]

@@ -10,6 +10,7 @@ searching whole cells took about 10 s; ``ok`` or ``timeout`` under a short one),
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import shutil
@@ -17,10 +18,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 from obelisk_session_evidence.fixtures.encoding import cut_leaves, dumps
 from obelisk_session_evidence.fixtures.transcripts import ClaudeTranscript
-from obelisk_session_evidence.retrieval.engine import READ_HEAD, SEARCH_CHARS
+from obelisk_session_evidence.retrieval.engine import READ_HEAD, READ_TAIL, SEARCH_CHARS
 from obelisk_session_evidence.service import answer
 
 from tests.conftest import make_request, write_config
@@ -201,3 +203,137 @@ def test_a_huge_message_text_is_searched_within_bounds(huge: EvidenceHome, tmp_p
     short = _ask(home, ["ModuleNotFoundError", *ceiling_terms()[:15]], config=_with_deadline(huge, tmp_path, 200),
                  types=["prior_failure", "decision"])
     assert short["outcome"] == "ok" or short["error"]["code"] == "timeout", short["error"]
+
+
+# --- issue 30 item 9, the rest: no whole-cell walk, a deadline check between any two huge cells ----------------
+
+#: The tool cells: Obelisk keeps 10,000 characters of each string leaf of an input (a cell may hold megabytes)
+#: and of an output (another writer's database may hold anything).
+TOOL_CELLS = frozenset({"content", "input_json"})
+
+
+def _walks(sql: str) -> list[str]:
+    """Where a statement asks SQLite to walk a whole tool cell: ``substr(cell, -n)`` (a negative start counts the
+    cell's characters from its beginning) or ``length(cell)`` (counts them all). The byte forms over
+    ``CAST(cell AS BLOB)`` and ``length(substr(cell, n + 1, 1))`` read what they return only."""
+    import sqlglot
+    from sqlglot import exp
+
+    def cell(node: exp.Expression | None) -> bool:
+        return isinstance(node, exp.Column) and node.name.lower() in TOOL_CELLS
+
+    def walk(node: exp.Expression) -> bool:
+        if isinstance(node, exp.Substring):
+            return isinstance(node.args.get("start"), exp.Neg) and cell(node.this)
+        return isinstance(node, exp.Length) and cell(node.this)
+
+    return [node.sql("sqlite") for node in sqlglot.parse_one(sql, read="sqlite").walk() if walk(node)]
+
+
+def test_no_template_walks_a_whole_tool_cell() -> None:
+    """A huge tool cell costs a row one load (SQLite reads a value whole), never a walk over its characters: the
+    tail of an output is read from its last bytes, and "longer than n" asks for character n + 1. A whole-cell walk
+    took about 80 ms per 130 MB, several per row, between two deadline checks (tools/bench_deadline.py)."""
+    from obelisk_session_evidence.templates.catalog import TEMPLATE_DIR
+
+    walks = {path.name: _walks(path.read_text(encoding="utf-8")) for path in sorted(TEMPLATE_DIR.glob("*.sql"))}
+    assert {name: found for name, found in walks.items() if found} == {}
+    assert _walks("SELECT substr(tr.content, -:tail), length(tc.input_json) FROM tool_results AS tr, "
+                  "tool_calls AS tc") == ["SUBSTRING(tr.content, -:tail)", "LENGTH(tc.input_json)"]
+
+
+def _tails_home(tmp: Path, tails: list[str]) -> EvidenceHome:
+    """A Claude session of ``pytest`` runs, one per output (another writer's database: any length; the failure is
+    read from the output, as for a Codex command, not from ``is_error``)."""
+
+    def runs(t: ClaudeTranscript, repo: Path) -> None:
+        t.user("The settings tests fail on CI, look into it.")
+        for n in range(len(tails)):
+            t.bash(f"pytest -q tests/test_settings_{n}.py", "Run pytest", "collecting ...", exit_code=1)
+
+    home = build_home(tmp, claude=[runs])
+    con = sqlite3.connect(home.db)
+    with con:
+        ids = [row[0] for row in con.execute("SELECT id FROM tool_calls WHERE name = 'Bash' ORDER BY rowid")]
+        for call, tail in zip(ids, tails, strict=True):
+            con.execute("UPDATE tool_results SET content = ?, is_error = 0 WHERE tool_use_id = ?", (tail, call))
+    con.close()
+    return home
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+def test_an_output_tail_is_its_last_characters(tmp_path: Path, width: int) -> None:
+    """The tail of a long output is read from its last bytes: whatever the width of its characters in UTF-8 and
+    wherever the byte edge falls in one, every template reading a tail returns the output's last READ_TAIL
+    characters exactly (as a character count from the end gave them), never a broken character."""
+    from obelisk_session_evidence.templates.catalog import load_templates
+    from obelisk_session_evidence.templates.params import NO_UPPER_BOUND, bind
+
+    char = {1: "x", 2: "é", 3: "€", 4: "𝄞"}[width]
+    tails = [f"collecting ...\n{'ok ' * 3000}{'a' * shift}{char * (READ_TAIL + 7)}\nE   ModuleNotFoundError\n"
+             f"Process exited with code {shift + 1}" for shift in range(4)]
+    home = _tails_home(tmp_path, tails)
+    values = {"sources": json.dumps(["claude"]), "roots": json.dumps([str(home.repo)]), "since": "",
+              "scope_ids": json.dumps(home.sessions["claude"]), "terms": json.dumps(["modulenotfounderror"]),
+              "head": READ_HEAD, "tail": READ_TAIL, "search": SEARCH_CHARS, "limit": 50, "until": NO_UPPER_BOUND,
+              "failures": json.dumps([f"{home.sessions['claude'][0]}\x1f"])}
+    ids = ("prior_failure.tool_results", "tool_outcome.tool_calls", "prior_failure.resolution_calls")
+    con = apsw.Connection(str(home.db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        for template in [t for t in load_templates() if t.id in ids]:
+            cursor = con.execute(template.sql, bind(template, values))
+            columns = [d[0] for d in cursor.description]
+            got = sorted(dict(zip(columns, row, strict=True))["result_tail"] for row in cursor)
+            assert got == sorted(t[-READ_TAIL:] for t in tails), template.id
+    finally:
+        con.close()
+
+
+class _CountingVFS(apsw.VFS):
+    """The default VFS, counting the bytes SQLite reads through it."""
+
+    def __init__(self, base: str) -> None:
+        self.base, self.read = base, 0
+        super().__init__("ose-counting", base, makedefault=True)
+
+    def xOpen(self, name: Any, flags: list[int]) -> apsw.VFSFile:
+        return _CountingFile(self, name, flags)
+
+
+class _CountingFile(apsw.VFSFile):
+    def __init__(self, vfs: _CountingVFS, name: Any, flags: list[int]) -> None:
+        self.vfs = vfs
+        super().__init__(vfs.base, name, flags)
+
+    def xRead(self, amount: int, offset: int) -> bytes:
+        self.vfs.read += amount
+        return super().xRead(amount, offset)
+
+
+def test_the_deadline_is_checked_between_any_two_huge_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite reads a cell whole, in one VM step that no deadline check can cut; a row of a tool template takes a
+    few hundred steps. The deadline is checked often enough (index/connection.py) that no two of four huge
+    outputs (3 MB each) are read between two checks. Counted in bytes read (a VFS), not time: checked every
+    1,000 steps, all four were read between two checks."""
+    from obelisk_session_evidence.index.connection import Deadline
+
+    cell = 3_000_000
+    tails = [f"collecting ...\n{'tests/test_settings.py::test_case PASSED' * (cell // 40)}\nProcess exited "
+             f"with code {n + 1}" for n in range(4)]
+    home = _tails_home(tmp_path, tails)
+    checks: list[int] = []
+    expired = Deadline.expired
+
+    def counting(self: Deadline) -> bool:
+        checks.append(vfs.read)
+        return expired(self)
+
+    vfs = _CountingVFS(apsw.vfs_names()[0])
+    monkeypatch.setattr(Deadline, "expired", counting)
+    try:
+        envelope = home.ask("claude", ["settings"], types=["prior_failure", "tool_outcome"])
+    finally:
+        vfs.unregister()
+    assert len(envelope["result"]["items"]) >= 4
+    assert vfs.read > 8 * cell  # every output was read whole, by both templates
+    assert max(b - a for a, b in itertools.pairwise(checks)) < 1.5 * cell

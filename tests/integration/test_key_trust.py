@@ -114,6 +114,53 @@ def test_no_key_and_no_scope_is_no_error(tmp_path: Path, env: dict[str, str]) ->
     assert result.code == 0 and doc["digest_key"] == "absent" and doc["digest_key_error"] is None
 
 
+@pytest.mark.parametrize("damage", ["0644", "0660", "missing", "malformed", "link"])
+def test_enable_gives_the_reason_and_fix_status_gives_for_an_unusable_key(config: Path, env: dict[str, str],
+                                                                         tmp_path: Path, damage: str) -> None:
+    """Issue 30: ``enable`` with a key that is not private, malformed or a link, or missing while a scope keyed
+    with it is enabled, refuses with ``config_invalid`` and the detail ``status`` reports (the fix included),
+    exit 1, and leaves the config and the key as they were. It said only ``config_write_failed`` (and, for a
+    missing key, made a new one, leaving the enabled scope's digests under a key nobody has)."""
+    key = key_path(config)
+    if damage == "missing":
+        key.unlink()
+    elif damage == "malformed":
+        key.write_text("not hex\n")
+    elif damage == "link":
+        (tmp_path / "elsewhere.key").write_text(key.read_text())
+        key.unlink()
+        key.symlink_to(tmp_path / "elsewhere.key")
+    else:
+        key.chmod(int(damage, 8))
+    before = config.read_bytes(), os.path.lexists(key)
+    status = json.loads(_status(config, env, tmp_path, "--format", "json").stdout)
+    assert status["digest_key_error"]
+    other = tmp_path / "other-root"
+    other.mkdir()
+    result = run_cli("enable", "--config", str(config), "--db", str(tmp_path / "none.sqlite"), "--agent-id",
+                     "claude-main", "--project-id", "acme", "--repository-id", "acme-web", "--source", "claude",
+                     "--root", str(other), "--allow-unknown-source", "--allow-shared-root", env=env)
+    assert result.code == 1 and "Traceback" not in result.stderr
+    assert json.loads(result.stdout) == {"ok": False, "error": {"code": "config_invalid",
+                                                                "detail": status["digest_key_error"]}}
+    assert str(tmp_path) not in result.stdout
+    assert (config.read_bytes(), os.path.lexists(key)) == before
+
+
+def test_the_first_enable_makes_the_key(tmp_path: Path, env: dict[str, str]) -> None:
+    """No key and no scope yet: ``enable`` makes the key (0600) and enables the scope."""
+    (tmp_path / "cfg").mkdir(mode=0o700)
+    config = tmp_path / "cfg" / "config.json"
+    root = tmp_path / "root"
+    root.mkdir()
+    result = run_cli("enable", "--config", str(config), "--db", str(tmp_path / "none.sqlite"), "--agent-id",
+                     "claude-main", "--project-id", "acme", "--repository-id", "acme-api", "--source", "claude",
+                     "--root", str(root), "--allow-unknown-source", env=env)
+    assert result.code == 0 and json.loads(result.stdout)["ok"] is True
+    assert key_path(config).stat().st_mode & 0o777 == 0o600
+    assert _status(config, env, tmp_path).code == 0
+
+
 # --- rotate-key ------------------------------------------------------------------------------------------------
 
 

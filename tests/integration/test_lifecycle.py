@@ -477,6 +477,35 @@ def test_stage_2_refuses_an_unparseable_report(tmp_path: Path, content: bytes) -
     assert doc["error"]["code"] == "qualification_required"
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_a_report_that_is_not_a_regular_file_is_refused_without_blocking(tmp_path: Path, env: dict[str, str],
+                                                                         kind: str) -> None:
+    """Issue 30: ``--qualification-report`` is an untrusted file, read like every other one (a non-blocking open
+    and a regular-file check, ``provider/inputs.py``). A FIFO there made ``enable`` wait forever for a writer;
+    ``/dev/zero`` was read up to the size bound. Each is refused at once with ``qualification_required``. The
+    subprocess timeout only detects a hang."""
+    root = tmp_path / "project"
+    root.mkdir()
+    report = tmp_path / "report.json"
+    if kind == "fifo":
+        os.mkfifo(report)
+    elif kind == "device":
+        report = Path("/dev/zero")
+    else:
+        report.mkdir()
+    args = enable_args(root, extra=("--stage", "2", "--qualification-report", str(report),
+                                    "--accept-synthetic-qualification"))
+    try:
+        proc = subprocess.run([*CLI, *args], capture_output=True, env=env, cwd=REPO_DIR, timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"enable hung on a {kind} given as the qualification report")
+    assert proc.stderr == b"" and proc.returncode == 2, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["error"] == {"code": "qualification_required",
+                            "detail": "the qualification report is not a regular file"}, doc
+    assert not config_file(env).exists()
+
+
 def test_stage_2_with_a_passing_matching_report(tmp_path: Path, env: dict[str, str]) -> None:
     root = tmp_path / "project"
     root.mkdir()

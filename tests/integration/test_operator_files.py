@@ -13,6 +13,7 @@ Each command runs as a subprocess with HOME and the config in a temporary folder
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +122,19 @@ def test_replay_refuses_a_link_planted_at_its_report(fixture: tuple[Path, dict[s
         (out / name).unlink()
 
 
-@pytest.mark.parametrize("name", ["request.json", "config.json"])
-def test_demo_refuses_a_link_planted_at_what_it_writes(tmp_path: Path, name: str) -> None:
+def _earlier_demo(tmp_path: Path) -> Path:
+    """A folder an earlier demo built in, as far as the demo can tell (its manifest): the demo builds there again."""
+    from obelisk_session_evidence.fixtures.manifest import FIXTURE_FORMAT
+
     demo = tmp_path / "demo"
     demo.mkdir()
+    (demo / "manifest.json").write_text(json.dumps({"format": FIXTURE_FORMAT}))
+    return demo
+
+
+@pytest.mark.parametrize("name", ["request.json", "config.json"])
+def test_demo_refuses_a_link_planted_at_what_it_writes(tmp_path: Path, name: str) -> None:
+    demo = _earlier_demo(tmp_path)
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
     (demo / name).symlink_to(victim)
@@ -135,8 +145,7 @@ def test_demo_refuses_a_link_planted_at_what_it_writes(tmp_path: Path, name: str
 
 @pytest.mark.parametrize("target", ["missing", "existing"])
 def test_demo_refuses_a_link_planted_at_the_digest_key(tmp_path: Path, target: str) -> None:
-    demo = tmp_path / "demo"
-    demo.mkdir()
+    demo = _earlier_demo(tmp_path)
     aim = tmp_path / "aim.key"
     if target == "existing":
         aim.write_text("ab" * 32 + "\n")
@@ -148,3 +157,53 @@ def test_demo_refuses_a_link_planted_at_the_digest_key(tmp_path: Path, target: s
     assert aim.exists() == (target == "existing")
     if target == "existing":
         assert aim.read_text() == "ab" * 32 + "\n"
+
+
+def _tree(folder: Path) -> dict[str, bytes | str]:
+    """Every entry under ``folder``: a file's bytes, a link's target, a folder as ``"dir"``."""
+    tree: dict[str, bytes | str] = {}
+    for path in sorted(folder.rglob("*")):
+        name = str(path.relative_to(folder))
+        tree[name] = os.readlink(path) if path.is_symlink() else "dir" if path.is_dir() else path.read_bytes()
+    return tree
+
+
+@pytest.mark.parametrize("planted", ["obelisk.sqlite", "home", "manifest.json", "config.json", "digest.key",
+                                     "request.json", "link"])
+def test_demo_refuses_a_folder_that_is_not_an_earlier_demos(tmp_path: Path, planted: str) -> None:
+    """Issue 30: ``demo --dir`` into a folder holding a file under a name the demo writes, when no earlier demo
+    wrote it (the user's own index, transcripts, config...), is refused with ``demo_folder_in_use``: one JSON
+    line, exit 2, no traceback (the fixture builder raised one), and nothing there written or removed (a
+    ``config.json`` of the user's was overwritten)."""
+    demo = tmp_path / "mine"
+    demo.mkdir()
+    (demo / "notes.txt").write_text("mine\n")
+    if planted == "home":
+        (demo / "home" / ".claude").mkdir(parents=True)
+        (demo / "home" / ".claude" / "settings.json").write_text("{}\n")
+    elif planted == "link":
+        (demo / "obelisk.sqlite").symlink_to(tmp_path / "nowhere")
+    elif planted == "manifest.json":
+        (demo / planted).write_text(json.dumps({"format": "someone-else/1"}))
+    else:
+        (demo / planted).write_bytes(b"the user's own " + planted.encode() + b"\n")
+    before = _tree(demo)
+    result = run_cli("demo", "--dir", str(demo), env=_env(tmp_path), timeout=300)
+    doc = _refusal(result)
+    assert doc["error"]["code"] == "demo_folder_in_use" and str(tmp_path) not in doc["error"]["detail"]
+    assert _tree(demo) == before
+
+
+def test_demo_builds_beside_other_files_and_again_over_its_own_build(tmp_path: Path) -> None:
+    """A folder holding none of the demo's names gets the demo beside what is there (untouched); a second run
+    replaces the first build; a file given as the folder is refused."""
+    demo = tmp_path / "mine"
+    demo.mkdir()
+    (demo / "notes.txt").write_text("mine\n")
+    for _ in range(2):
+        result = run_cli("demo", "--dir", str(demo), env=_env(tmp_path), timeout=300)
+        assert result.code == 0 and "Traceback" not in result.stderr, result.stderr
+        assert (demo / "notes.txt").read_text() == "mine\n" and (demo / "request.json").is_file()
+    doc = _refusal(run_cli("demo", "--dir", str(demo / "notes.txt"), env=_env(tmp_path), timeout=300))
+    assert doc["error"]["code"] == "demo_folder_in_use"
+    assert (demo / "notes.txt").read_text() == "mine\n"

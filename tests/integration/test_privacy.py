@@ -324,7 +324,7 @@ def test_scope_violation_through_a_tampered_template(world: World) -> None:
         old = "substr(s.project_path, 1, length(r.value) + 1) = r.value || '/'"
         # Both the scope template and the evidence template lose the path boundary; the evidence template also
         # loses its scope-set conjunct (the scope set itself keeps out-of-root sessions by real path).
-        for name in ("scope.sessions.v1.sql", "prior_failure.tool_results.v2.sql"):
+        for name in ("scope.sessions.v1.sql", "prior_failure.tool_results.v3.sql"):
             path = templates / name
             text = path.read_text(encoding="utf-8")
             assert old in text

@@ -250,7 +250,7 @@ def test_tampered_template_without_scope_is_rejected_before_running(
         fx: tuple[FixtureInfo, dict[str, Any]], tmp_path: Path) -> None:
     info, manifest = fx
     templates = _tampered(tmp_path, "WHERE tc.session_id IN (SELECT id FROM scope_sessions)\n  AND",
-                          "WHERE", "prior_failure.tool_results.v2.sql")
+                          "WHERE", "prior_failure.tool_results.v3.sql")
     envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
                     terms=["stripe"], template_dir=templates)
     assert envelope["outcome"] == "failed"
@@ -267,7 +267,7 @@ def test_a_template_declaring_an_unknown_shape_or_markers_is_refused_before_runn
     from obelisk_session_evidence.index import connection
 
     info, manifest = fx
-    name = "prior_failure.tool_results.v2.sql" if "shape" in old else "prior_failure.narration.v2.sql"
+    name = "prior_failure.tool_results.v3.sql" if "shape" in old else "prior_failure.narration.v2.sql"
     templates = _tampered(tmp_path, old, new, name)
     ran: list[str] = []
     original = connection.ReadSnapshot._execute
@@ -303,6 +303,20 @@ def test_every_schema_generation(generation: str, tmp_path: Path) -> None:
     assert envelope["outcome"] == "ok", envelope["error"]
     assert meta["tokenizer"] == ("trigram" if generation == "trigram" else "unicode61")
     assert any(i["session_ref"] == fact["session_id"] for i in envelope["result"]["items"])
+
+
+def test_a_short_term_under_trigram_keeps_what_names_any_term(tmp_path: Path) -> None:
+    """Issue 36: under a trigram index a term of fewer than three characters is a disclosed post-filter: an item
+    naming any one term is kept (one term named is enough), never dropped for naming only one."""
+    info = build_fixture(tmp_path / "trigram", generation="trigram")
+    manifest = json.loads(info.manifest_path.read_text(encoding="utf-8"))
+    fact = next(f for f in manifest["facts"] if f["id"] == "claude-stripe-failure")
+    envelope = _ask(info, manifest, tmp_path, agent="claude-agent", repo="alpha-svc", types=["prior_failure"],
+                    terms=["ModuleNotFoundError", "zq"])
+    assert envelope["outcome"] == "ok", envelope["error"]
+    assert "trigram_short_term_post_filter" in envelope["provider_meta"]["degradations"]
+    items = envelope["result"]["items"]
+    assert any(i["session_ref"] == fact["session_id"] for i in items), items
 
 
 def test_crafted_database_joining_another_repositorys_row_fails(fx: tuple[FixtureInfo, dict[str, Any]],

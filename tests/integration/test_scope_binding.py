@@ -418,6 +418,25 @@ def test_stage_2_refuses_a_report_that_did_not_pass(world: World, tmp_path: Path
     assert doc["scope"]["qualification_kind"] == kind
 
 
+def test_stage_2_refuses_a_replay_report_of_an_unknown_format(world: World, tmp_path: Path) -> None:
+    """Issue 36: a replay report right in everything but its ``format`` (another version's, or none) is refused,
+    the config untouched; the same report with the known format is accepted."""
+    w = world
+    root = w.repos["alpha-svc"]
+    assert enable(w, root)[0] == 0
+    digest = load_key(w.config).of(scope_basis(AGENT, PROJECT, "alpha-svc", ["claude"], [str(root)]))
+    before = w.config.read_bytes()
+    for name, fmt in (("other.json", REPLAY_FORMAT + "-next"), ("none.json", None)):
+        fields = {"kind": "replay", "scope_digest": digest, **({"format": fmt} if fmt else {})}
+        code, doc, _ = _stage_2(w, _report(tmp_path / name, **fields), root, synthetic=False)
+        assert (code, doc["error"]) == (2, {"code": "qualification_required",
+                                            "detail": "the replay report has an unknown format"}), doc
+        assert w.config.read_bytes() == before
+    code, doc, _ = _stage_2(w, _report(tmp_path / "known.json", kind="replay", format=REPLAY_FORMAT,
+                                       scope_digest=digest), root, synthetic=False)
+    assert code == 0 and doc["scope"]["qualification_kind"] == "replay", doc
+
+
 @pytest.mark.parametrize("holder", ["report", "scope"])
 @pytest.mark.parametrize("shape", ["string", "object"])
 def test_stage_2_refuses_sources_that_are_not_a_list(world: World, tmp_path: Path, holder: str, shape: str) -> None:

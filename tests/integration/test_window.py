@@ -107,6 +107,23 @@ def test_each_revision_guard_holds_alone(git_repo: Path, tmp_path: Path, monkeyp
     assert not out.exists()
 
 
+def test_a_revision_outside_the_pattern_is_never_asked_of_git(git_repo: Path) -> None:
+    """Issue 36: the pattern is a guard of its own, not only against options: ``:/text`` (git's search of commit
+    messages) resolves in git, so without the pattern a request's revision could probe what commits say."""
+    assert subprocess.run(["git", "-C", str(git_repo), "rev-parse", ":/one"], capture_output=True,
+                          check=False).returncode == 0  # git would resolve it
+    assert commit_time(str(git_repo), ":/one") is None
+
+
+def test_a_revision_naming_an_empty_blob_gives_no_time(git_repo: Path) -> None:
+    """A tag may name any object: ``git show`` of an empty blob succeeds and prints nothing, which is no commit
+    time (None), never an error."""
+    blob = subprocess.run(["git", "-C", str(git_repo), "hash-object", "-w", "--stdin"], input=b"",
+                          capture_output=True, check=True).stdout.decode().strip()
+    subprocess.run(["git", "-C", str(git_repo), "tag", "emptyblob", blob], check=True)
+    assert commit_time(str(git_repo), "emptyblob") is None
+
+
 def _admitted(root: str, revision: dict[str, str] | None = None) -> tuple[AdmittedRequest, EnabledScope]:
     scope = EnabledScope(agent_id="claude-main", project_id="acme", repository_id="acme-api", sources=("claude",),
                          roots=(root,))

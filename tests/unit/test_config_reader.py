@@ -128,3 +128,59 @@ def test_a_file_that_is_not_json_is_config_invalid(tmp_path: Path) -> None:
         path.chmod(0o600)
         with pytest.raises(ConfigInvalid):
             load_config(path, must_exist=True)
+
+
+#: README "Config": each setting's default and inclusive range, as the user reads them (not from the code).
+DOCUMENTED = {"deadline_ms": (2000, 50, 60000), "recency_days": (365, 1, 36500),
+              "revision_slack_days": (7, 0, 3650), "max_sessions": (50, 1, 1000), "max_items": (50, 1, 1000),
+              "max_snippet_chars": (2000, 40, 20000), "max_total_chars": (32000, 100, 1_000_000),
+              "max_query_terms": (16, 1, 64), "max_term_chars": (200, 3, 1000)}
+
+
+def test_the_defaults_and_ranges_are_the_documented_ones() -> None:
+    """An empty config reads as the README's defaults, and each number is accepted exactly within the README's
+    range (issue 36: a default or a bound moved by one passed every test, which read both from the code)."""
+    config = config_from_json({})
+    document = config_to_json(config)
+    for name, (default, low, high) in DOCUMENTED.items():
+        ceiling = name in Ceilings._fields
+        assert (getattr(config.ceilings, name) if ceiling else getattr(config, name)) == default, name
+        where = f"ceilings.{name}" if ceiling else name
+        for ok in (low, high):
+            config_from_json(_set(document, where, ok))
+        for bad in (low - 1, high + 1):
+            with pytest.raises(ConfigInvalid):
+                config_from_json(_set(document, where, bad))
+
+
+def test_a_qualification_record_without_synthetic_accepted_is_not_accepted() -> None:
+    """A recorded qualification that does not say a synthetic report was accepted (a config written before the
+    field) reads as not accepted: fail closed, and ``status`` does not claim an acceptance nobody gave."""
+    document = config_to_json(FULL)
+    del document["scopes"][0]["qualification"]["synthetic_accepted"]
+    document["scopes"][0]["qualification"]["kind"] = "synthetic"
+    record = config_from_json(document).scopes[0].qualification
+    assert record is not None and (record.kind, record.synthetic_accepted) == ("synthetic", False)
+
+
+def test_the_config_is_saved_where_no_folder_of_its_path_exists_yet(tmp_path: Path) -> None:
+    """A fresh machine may have no ``~/.config``: saving creates every missing folder of the path (owner-only)."""
+    path = tmp_path / "home" / ".config" / "obelisk-session-evidence" / "config.json"
+    save_config(path, FULL)
+    assert load_config(path, must_exist=True) == FULL
+    assert (path.parent.stat().st_mode & 0o077) == 0
+
+
+def test_a_config_in_a_folder_others_may_write_is_refused(tmp_path: Path) -> None:
+    """``load_config`` itself refuses a config whose folder is group- or world-writable (anyone could swap the
+    file): not only the digest key's check beside it, which a command that needs no key never reaches."""
+    path = tmp_path / "cfg" / "config.json"
+    save_config(path, FULL)
+    path.parent.chmod(0o777)
+    try:
+        with pytest.raises(ConfigInvalid) as caught:
+            load_config(path, must_exist=True)
+    finally:
+        path.parent.chmod(0o700)
+    assert caught.value.detail == "the config directory is group- or world-writable; fix: chmod 700"
+    assert load_config(path, must_exist=True) == FULL

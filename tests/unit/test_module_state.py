@@ -17,10 +17,7 @@ import pytest
 PROVIDER = Path(__file__).resolve().parents[2] / "provider"
 
 #: Modules that still keep state, and why (strict: a module that no longer does must leave this list).
-PENDING: dict[str, str] = {
-    "redaction/encoded.py": "_kind_memo keeps the last text redacted (one text, its answer)",
-    "redaction/services.py": "_cue_memo keeps the last text redacted (one text, its answer)",
-}
+PENDING: dict[str, str] = {}
 #: Cached functions fed only constants in a way this check does not follow (a loop over a constant table, a
 #: function returning one), by module.
 LAZY_CONSTANTS: dict[str, frozenset[str]] = {

@@ -32,3 +32,12 @@ def test_cutoff_is_two_days_before_the_last_build() -> None:
     assert cutoff_day(None) is None
     day = cutoff_day(NOW_MS)
     assert day == tuple(time.gmtime(NOW_MS / 1000 - 2 * 86_400)[:3])
+
+
+def test_cutoff_is_exactly_two_days_back_at_midnight() -> None:
+    """A build at 00:00:00 UTC puts the cutoff on the day two days before, not the day before that (two days of
+    86,400 seconds: a longer day moves the edge)."""
+    midnight = 1_772_496_000_000.0  # 2026-03-03T00:00:00Z
+    assert time.gmtime(midnight / 1000)[:6] == (2026, 3, 3, 0, 0, 0)
+    assert cutoff_day(midnight) == (2026, 3, 1)
+    assert cutoff_day(midnight - 1) == (2026, 2, 28)

@@ -1,5 +1,5 @@
 -- id: prior_failure.tool_results
--- version: 2
+-- version: 3
 -- evidence_type: prior_failure
 -- purpose: Failed tool calls whose call input or result mentions a query term.
 -- shape: tool_call
@@ -18,6 +18,9 @@
 -- Whether a cell is longer than N is asked as length(substr(x, N + 1, 1)) > 0, which reads N characters, not the
 -- whole cell. The prefilter's text is made once per row: a derived table with a LIMIT is not flattened into a query
 -- with a WHERE (SQLite's flattening rules), which would make it once per LIKE.
+-- The last :tail characters of a cell are read from its last 4 * :tail + 3 bytes (CAST to BLOB: substr then
+-- counts bytes from the end, where a negative substr of text counts characters over the whole cell); a UTF-8
+-- character takes at most 4 bytes, so the bytes of a character cut at that edge lie before the last :tail.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -42,12 +45,12 @@ SELECT tc.session_id AS session_id,
        tc.name AS call_name,
        substr(tc.input_json, 1, :head) AS call_input,
        substr(tr.content, 1, :head) AS result_head,
-       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
+       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
        (SELECT count(*)
           FROM (SELECT lower(substr(tc.input_json, 1, :search)) AS input,
                        lower(substr(tr.content, 1, :search)) AS output,
-                       replace(replace(replace(replace(lower(substr(tr.content, 1, :head) || ' ' || substr(tr.content, -:tail)),
+                       replace(replace(replace(replace(lower(substr(tr.content, 1, :head) || ' ' || substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail)),
                                                char(10), ' '), char(9), ' '), '-', ' '), '_', ' ') AS edges) AS cell,
                json_each(:terms) AS t
          WHERE instr(cell.input, t.value) > 0 OR instr(cell.output, t.value) > 0
@@ -63,7 +66,7 @@ WHERE tc.session_id IN (SELECT id FROM scope_sessions)
   AND (COALESCE(tr.is_error, 0) = 1
        OR EXISTS (SELECT 1
                     FROM (SELECT CASE WHEN length(substr(tr.content, :search + 1, 1)) > 0
-                                      THEN substr(tr.content, 1, :search) || char(10) || substr(tr.content, -:tail)
+                                      THEN substr(tr.content, 1, :search) || char(10) || substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail)
                                       ELSE tr.content END AS text
                           LIMIT 1) AS cut
                    WHERE (cut.text LIKE 'Exit code %' AND cut.text NOT LIKE 'Exit code 0%')

@@ -1,5 +1,5 @@
 -- id: prior_failure.resolution_calls
--- version: 1
+-- version: 2
 -- evidence_type: prior_failure
 -- purpose: What happened after a failure, in deeds: the later tool calls of the failure's session.
 -- shape: resolution_call
@@ -10,6 +10,9 @@
 -- :failures lists the failures found by the other prior_failure templates, each "session id<US>timestamp" (US =
 -- char(31)); only calls of those sessions, after the first such failure, are read. failed_after holds each such
 -- session's first failure time, computed once from :failures, not once per row read.
+-- The last :tail characters of a cell are read from its last 4 * :tail + 3 bytes (CAST to BLOB: substr then
+-- counts bytes from the end, where a negative substr of text counts characters over the whole cell); a UTF-8
+-- character takes at most 4 bytes, so the bytes of a character cut at that edge lie before the last :tail.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -40,7 +43,7 @@ SELECT tc.session_id AS session_id,
        tc.name AS call_name,
        substr(tc.input_json, 1, :head) AS call_input,
        substr(tr.content, 1, :head) AS result_head,
-       CASE WHEN length(tr.content) > :head THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
+       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
        1 AS score
 FROM tool_calls AS tc

@@ -1,5 +1,5 @@
 -- id: tool_outcome.tool_calls
--- version: 2
+-- version: 3
 -- evidence_type: tool_outcome
 -- purpose: Commands or tools whose input or output mentions a query term, with their outcome.
 -- shape: tool_call
@@ -14,6 +14,9 @@
 -- (retrieval.engine.SEARCH_CHARS says why that many), so one huge cell (a MultiEdit of many 10,000-character leaves)
 -- costs bounded work per term variant; whether the output is longer than :head is asked as length(substr(x, :head +
 -- 1, 1)) > 0, which reads :head characters, not the whole cell.
+-- The last :tail characters of a cell are read from its last 4 * :tail + 3 bytes (CAST to BLOB: substr then
+-- counts bytes from the end, where a negative substr of text counts characters over the whole cell); a UTF-8
+-- character takes at most 4 bytes, so the bytes of a character cut at that edge lie before the last :tail.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -38,11 +41,11 @@ SELECT tc.session_id AS session_id,
        tc.name AS call_name,
        substr(tc.input_json, 1, :head) AS call_input,
        substr(tr.content, 1, :head) AS result_head,
-       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
+       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
        (SELECT count(*)
           FROM (SELECT lower(substr(tc.input_json, 1, :search)) AS input,
-                       replace(replace(replace(replace(lower(substr(tr.content, 1, :head) || ' ' || substr(tr.content, -:tail)),
+                       replace(replace(replace(replace(lower(substr(tr.content, 1, :head) || ' ' || substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail)),
                                                char(10), ' '), char(9), ' '), '-', ' '), '_', ' ') AS edges) AS cell,
                json_each(:terms) AS t
          WHERE instr(cell.input, t.value) > 0 OR instr(cell.edges, t.value) > 0) AS score
