@@ -245,6 +245,8 @@ SHAPES: Mapping[str, Shape] = {
     "file_edit": Shape(lambda hit, c: Shaped(_file_text(hit.row, c.roots, c.terms, c.read.compose)), priority=0),
     "summary": Shape(_summary, priority=0),
     "compaction": Shape(_labelled("[compaction summary] "), priority=0),
+    # The agent's own last words (summary.wrapups): after a stored summary of equal score.
+    "wrapup": Shape(_labelled("[session wrap-up] ")),
     "title": Shape(_title),
     "resolution_message": Shape(_resolution_message, kind=RESOLUTION_MESSAGE, link=_message_link),
     "resolution_call": Shape(_resolution_call, kind=RESOLUTION_CALL, link=_call_link),
