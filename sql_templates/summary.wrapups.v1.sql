@@ -4,11 +4,13 @@
 -- purpose: A session's wrap-up: the agent's last words before it fell silent, in a session with no stored summary.
 -- shape: wrapup
 -- needs: sessions.id sessions.source sessions.project_path sessions.started_at sessions.ended_at sessions.git_branch messages.uuid messages.session_id messages.timestamp messages.cwd messages.visibility messages.is_meta messages.is_sidechain messages.role messages.text messages.content_type messages_fts.text summaries.session_id summaries.timestamp summaries.visibility
--- params: sources roots since scope_ids fts terms pre window search limit until
+-- params: sources roots since scope_ids fts_all terms pre window search limit until
 --
 -- Obelisk stores summaries for away-summaries and compactions only, so most sessions have none; what the agent
--- concluded is then its own last message. A main-timeline assistant text (at least 20 characters, not a blank
--- streaming fragment) that matches the terms is a wrap-up when no assistant message of the session follows it
+-- concluded is then its own last message. Unlike a stored summary it was not written as one, so it must name every
+-- term (:fts_all, the terms joined by AND): a session that only touched one of them (a file under src/billing/
+-- when billing and stripe are asked) is not taken. A main-timeline assistant text (at least 20 characters, not a
+-- blank streaming fragment) holding the terms is a wrap-up when no assistant message of the session follows it
 -- within 30 minutes (the session ended, or went quiet: a later resumption does not hide it), or when no assistant
 -- text follows it at all (its final words, though a tool call came after). "Later" stops at :until, so a replay
 -- judges a message as the session stood at that moment. Minutes are counted as if every month had 31 days (the
@@ -45,7 +47,7 @@ SELECT m.session_id AS session_id,
 FROM messages_fts
 JOIN messages AS m ON m.rowid = messages_fts.rowid
 JOIN scope_sessions AS ss ON ss.id = m.session_id
-WHERE messages_fts MATCH :fts
+WHERE messages_fts MATCH :fts_all
   AND +messages_fts.rowid IN (SELECT m2.rowid FROM messages AS m2
                                WHERE m2.session_id IN (SELECT id FROM scope_sessions))
   AND m.session_id IN (SELECT id FROM scope_sessions)
