@@ -50,6 +50,12 @@ def _claude_chitchat(t: ClaudeTranscript, repo: Path) -> None:
     t.say("Glad the mkchitchat session helped! Let me know if there is anything else.")
 
 
+def _claude_path_only(t: ClaudeTranscript, repo: Path) -> None:
+    t.user("Tidy the tax helpers.")
+    t.edit(repo / "src/mkpathonly/tax.py", "def r(x):", "def round_rate(x):")
+    t.say("Renamed a helper in src/mkpathonly/tax.py so it reads better; nothing else changed.")
+
+
 def _claude_tools(t: ClaudeTranscript, repo: Path) -> None:
     t.user("scrolling in xterm.js does not work, look it up")
     t.tool("WebSearch", {"query": "xterm.js scroll captured by outer page"},
@@ -72,7 +78,7 @@ def _codex_report(x: CodexTranscript, repo: Path) -> None:
 def home(tmp_path_factory: pytest.TempPathFactory) -> EvidenceHome:
     return build_home(tmp_path_factory.mktemp("wrapups"),
                       claude=[_claude_migration, _claude_paused, _claude_summarised, _claude_chitchat,
-                              _claude_tools],
+                              _claude_tools, _claude_path_only],
                       codex=[_codex_report])
 
 
@@ -177,3 +183,19 @@ def test_a_term_naming_another_tool_or_part_of_a_name_finds_nothing(home: Eviden
 def test_a_tool_name_is_read_in_its_own_scope_only(home: EvidenceHome) -> None:
     assert snippets(home, "codex", ["WebSearch"], ["tool_outcome"]) == []
     assert snippets(home, "claude", ["apply_patch"], ["tool_outcome"]) == []
+
+
+def test_a_wrap_up_names_every_term_asked(home: EvidenceHome) -> None:
+    # Not written as a summary, a session's last words are taken only when they name everything asked: one
+    # term of two (a session that merely touched the subject) is not enough.
+    said = WRAPUP + "The mkledger migration is done"
+    assert [s[:len(said)] for s in snippets(home, "claude", ["mkledger", "upgrade"], ["summary"])] == [said]
+    assert snippets(home, "claude", ["mkledger", "mkelsewhere"], ["summary"]) == []
+
+
+def test_a_term_met_only_inside_a_file_path_makes_no_wrap_up(home: EvidenceHome) -> None:
+    # The path names where the session worked (file_history evidence), not what it concluded about the term.
+    assert snippets(home, "claude", ["mkpathonly"], ["summary"]) == []
+    found = snippets(home, "claude", ["src/mkpathonly/tax.py"], ["summary"])
+    assert found == [WRAPUP + "Renamed a helper in src/mkpathonly/tax.py so it reads better; nothing else "
+                     "changed."], found
