@@ -11,7 +11,8 @@
 -- folded as SQLite's lower() folds (ASCII), or, for an MCP tool, its last part (the term "search" names
 -- mcp__docs__search, not mcp__docs__search_code nor WebSearch). The scope's calls are read through the session
 -- index (tool_calls(session_id, name): the name is compared folded, so the index orders nothing more); CROSS JOIN
--- keeps the join order tool_calls, tool_results, messages as in tool_outcome.tool_calls, whose rows these are.
+-- keeps the join order tool_calls, tool_results, messages as in tool_outcome.tool_calls, whose rows these are;
+-- the name is asked first, on the call alone, so a call of another tool never pays for its result's text.
 -- Only failed calls are asked for: the prefilter is prior_failure.tool_results' own (is_error, a non-zero exit
 -- code in any form Claude Code or Codex writes, a traceback, a failed inner step), over the output's first :search
 -- and last :tail characters; the Python reader then decides, as for that template's rows.
@@ -50,6 +51,10 @@ CROSS JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 CROSS JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id
 WHERE tc.session_id IN (SELECT id FROM scope_sessions)
+  AND EXISTS (SELECT 1 FROM json_each(:terms) AS t
+              WHERE lower(tc.name) = t.value
+                 OR (substr(lower(tc.name), 1, 5) = 'mcp__' AND length(t.value) > 0
+                     AND substr(lower(tc.name), -length(t.value) - 2) = '__' || t.value))
   AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
@@ -70,6 +75,5 @@ WHERE tc.session_id IN (SELECT id FROM scope_sessions)
                       OR cut.text LIKE '%make%: *** [%] Error %'
                       OR cut.text LIKE '%npm ERR! code %'
                       OR cut.text LIKE '%npm error code %'))
-  AND score > 0
 ORDER BY score DESC, m.timestamp DESC, tc.id
 LIMIT :limit

@@ -11,7 +11,8 @@
 -- folded as SQLite's lower() folds (ASCII), or, for an MCP tool, its last part (the term "search" names
 -- mcp__docs__search, not mcp__docs__search_code nor WebSearch). The scope's calls are read through the session
 -- index (tool_calls(session_id, name): the name is compared folded, so the index orders nothing more); CROSS JOIN
--- keeps the join order tool_calls, tool_results, messages as in tool_outcome.tool_calls, whose rows these are.
+-- keeps the join order tool_calls, tool_results, messages as in tool_outcome.tool_calls, whose rows these are;
+-- the name is asked first, on the call alone, so a call of another tool never pays for its result's text.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -47,9 +48,12 @@ CROSS JOIN tool_results AS tr ON tr.tool_use_id = tc.id
 CROSS JOIN messages AS m ON m.uuid = tc.message_uuid
 JOIN scope_sessions AS ss ON ss.id = tc.session_id
 WHERE tc.session_id IN (SELECT id FROM scope_sessions)
+  AND EXISTS (SELECT 1 FROM json_each(:terms) AS t
+              WHERE lower(tc.name) = t.value
+                 OR (substr(lower(tc.name), 1, 5) = 'mcp__' AND length(t.value) > 0
+                     AND substr(lower(tc.name), -length(t.value) - 2) = '__' || t.value))
   AND COALESCE(m.timestamp, '') < :until
   AND COALESCE(m.visibility, 'visible') = 'visible'
   AND COALESCE(m.is_meta, 0) = 0
-  AND score > 0
 ORDER BY score DESC, m.timestamp DESC, tc.id
 LIMIT :limit
