@@ -19,6 +19,7 @@ from .snippets import ReadWindow
 from .terms import (
     MARKERS,
     PreparedTerms,
+    all_terms_expression,
     combined_expression,
     has_resolution_cue,
     marker_expression,
@@ -149,6 +150,12 @@ def _run_template(run: _Run, plans: Plans) -> None:
             run.skipped.append(template.key)
             return
         values["fts"] = expression
+    if "fts_all" in template.params:  # a template that asks for every term (summary.wrapups)
+        every = all_terms_expression(run.terms)
+        if every is None:
+            run.skipped.append(template.key)
+            return
+        values["fts_all"] = every
     reads = run.reads
     steps = choose(plans, sessions=len(reads.in_scope), marker_words=bool(words),
                    terms_alone="fts" in template.params and run.terms_only is not None, texts=run.texts,

@@ -20,6 +20,7 @@ from .hits import RawHit
 from .outcome import Outcome, read_outcome, tail_output
 from .snippets import ReadWindow, Shown, drop_cut_edge, edit_story, tool_story, window_story
 from .terms import MARKERS, RESOLUTION_CUES, ascii_lower, has_resolution_cue
+from .wrapups import names_outside_paths
 
 _WS = re.compile(r"\s+")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
@@ -231,6 +232,13 @@ def _summary(hit: RawHit, c: Compose) -> Shaped:
     return Shaped(_window_text(hit.row, c.terms, c.read, f"[{cell_text(hit.row.get('summary_kind')) or 'summary'}] "))
 
 
+def _wrapup(hit: RawHit, c: Compose) -> Shaped | None:
+    """A session's last words, when a term stands in them other than inside a file path (``retrieval.wrapups``)."""
+    if not names_outside_paths(cell_text(hit.row.get("body")), c.terms):
+        return None
+    return Shaped(_window_text(hit.row, c.terms, c.read, "[session wrap-up] "))
+
+
 def _labelled(label: str) -> Callable[[RawHit, Compose], Shaped]:
     """A keyword window of the row's text, after ``label``."""
     return lambda hit, c: Shaped(_window_text(hit.row, c.terms, c.read, label))
@@ -245,6 +253,8 @@ SHAPES: Mapping[str, Shape] = {
     "file_edit": Shape(lambda hit, c: Shaped(_file_text(hit.row, c.roots, c.terms, c.read.compose)), priority=0),
     "summary": Shape(_summary, priority=0),
     "compaction": Shape(_labelled("[compaction summary] "), priority=0),
+    # The agent's own last words (summary.wrapups): after a stored summary of equal score.
+    "wrapup": Shape(_wrapup),
     "title": Shape(_title),
     "resolution_message": Shape(_resolution_message, kind=RESOLUTION_MESSAGE, link=_message_link),
     "resolution_call": Shape(_resolution_call, kind=RESOLUTION_CALL, link=_call_link),

@@ -141,6 +141,11 @@ def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: s
     return f"({anyterm}) AND ({marker_expression(words, tokenizer)})"
 
 
+def all_terms_expression(terms: PreparedTerms) -> str | None:
+    """``term AND term …``: a row holding every term that can reach MATCH (``:fts_all``), or None when none can."""
+    return " AND ".join(terms.fts_terms) if terms.fts_terms else None
+
+
 #: Separators a phrase may be written with between its words in recorded text: punctuation, and the argv of a
 #: command stored as JSON (``["npm","run","build"]``). The tool templates also read line breaks, tabs, hyphens
 #: and underscores in outputs as spaces, and :func:`loose` gives the term in that form.

@@ -108,3 +108,27 @@ def test_normalise_keeps_every_answer_field_that_must_not_change() -> None:
             target = target[key]
         target[path[-1]] = value
         assert tool.normalise(changed) != base, path
+
+
+def test_issue_35_f16_gains_the_wrap_up_of_a_session_without_a_stored_summary() -> None:
+    """Why real-obelisk-formats' F16 changed in the golden file (issue 35): a summary request for
+    TokenBucketDrift now also shows the last words of a session that has no stored summary (its wrap-up), after
+    the stored away summary and the titles; the other sets changed only in ``templates_run`` and by the new
+    wrap-up and tool-name situations."""
+    import sqlite3
+
+    items = _golden()["sets"]["real-obelisk-formats"]["F16"]["result"]["items"]
+    kinds = [i["snippet"].split("] ")[0] + "]" for i in items]
+    assert kinds[0] == "[away_summary]" and kinds[-1] == "[session wrap-up]", kinds
+    wrapup = items[-1]
+    db = shared_dir() / "real-obelisk-formats" / "formats.sqlite"
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    try:
+        session = wrapup["session_ref"]
+        assert conn.execute("SELECT count(*) FROM summaries WHERE session_id = ?", (session,)).fetchone() == (0,)
+        last = conn.execute("SELECT uuid FROM messages WHERE session_id = ? AND role = 'assistant' AND "
+                            "content_type = 'text' AND is_sidechain = 0 ORDER BY timestamp DESC LIMIT 1",
+                            (session,)).fetchone()
+    finally:
+        conn.close()
+    assert last == (wrapup["message_ref"],)

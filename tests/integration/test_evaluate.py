@@ -50,10 +50,14 @@ REQUIRED_CLASSES = {
     "term.tool_output_only", "shared_phrase",
     # negatives
     "negative", "negative.not_stored",
+    # what a session concluded, tools by name (issue 35)
+    "wrapup.final", "wrapup.quiet", "codex.wrapup", "wrapup.negative", "claude.tool_name", "mcp.tool_name",
+    "codex.tool_name", "tool_name.negative", "negative.in_scope",
 }
 _TEXT_SQL = {
     "messages": "SELECT session_id, text FROM messages WHERE visibility = 'visible' AND is_meta = 0",
     "tool_calls": "SELECT session_id, input_json FROM tool_calls",
+    "tool_names": "SELECT session_id, name FROM tool_calls",
     "tool_results": "SELECT session_id, content FROM tool_results",
     "summaries": "SELECT session_id, content FROM summaries",
     "sessions": "SELECT id, title FROM sessions",
@@ -130,6 +134,9 @@ def test_negative_terms_occur_only_outside_their_scope(corpus: Corpus) -> None:
     for sit in (s for s in corpus.evalset.situations if s.negative):
         in_scope = [sid for sid, scope in corpus.evalset.sessions.items() if scope == (sit.source, sit.repository)]
         for term in sit.terms:
+            if "negative.in_scope" in sit.classes:  # in the scope, but not as the evidence asked (a wrap-up)
+                assert any(term.casefold() in t.casefold() for sid in in_scope for t in texts.get(sid, [])), sit.id
+                continue
             assert not any(term.casefold() in t.casefold() for sid in in_scope for t in texts.get(sid, [])), sit.id
             if "negative.not_stored" not in sit.classes and not term.startswith("osprey-legacy"):
                 assert any(term.casefold() in t for t in everywhere), f"{sit.id}: term occurs nowhere"
@@ -303,6 +310,17 @@ def test_recall_gate_on_the_heldout_set(heldout: Corpus) -> None:
 @gate
 def test_recall_gate_on_real_obelisk_formats() -> None:
     fig = figures("formats", run_evalset(formats_mod.formats_evalset(_formats_dir())))
+    assert fig["recall"] >= 0.95, fig["missed"]
+    assert fig["false_items"] == 0, fig["false_item_situations"]
+    assert fig["scope_violations"] == 0
+
+
+@pytest.mark.recall_gate
+@gate
+def test_recall_gate_on_the_real_transcripts(tmp_path: Path) -> None:
+    from tools.devkit.evaluation.transcripts import transcripts_evalset
+
+    fig = figures("real transcripts", run_evalset(transcripts_evalset(tmp_path / "rt")))
     assert fig["recall"] >= 0.95, fig["missed"]
     assert fig["false_items"] == 0, fig["false_item_situations"]
     assert fig["scope_violations"] == 0

@@ -31,7 +31,7 @@ KNOWN_SCANS: dict[str, str] = {}
 _SCAN = re.compile(r"^SCAN (\S+)")
 _PARAMS = {"sources": json.dumps(["claude", "codex"]), "roots": json.dumps(["/nowhere/repo"]), "since": "",
            "until": "\U0010ffff", "scope_ids": json.dumps(["s-a", "s-b"]), "terms": json.dumps(["needle"]),
-           "head": 4000, "tail": 1500, "pre": 100, "window": 300, "limit": 20, "fts": "needle",
+           "head": 4000, "tail": 1500, "pre": 100, "window": 300, "limit": 20, "fts": "needle", "fts_all": "needle",
            "cues": json.dumps(["because", "decided"]), "failures": json.dumps(["s-a\x1f2026-01-01T00:00:00Z"]),
            "rows": json.dumps([1, 2]), "cap": 12000, "search": 65536,
            "after_ts": "", "after_key": "", "after_rowid": -(2**63)}

@@ -110,6 +110,7 @@ SAMPLE_PARAMS: dict[str, Any] = {
     "until": "\U0010ffff",
     "terms": json.dumps(["auth", "pytest", "cache", "src", "error"]),
     "fts": '"auth" OR "cache" OR "because" OR "error"',
+    "fts_all": '"auth" AND "error"',
     "head": 200,
     "tail": 200,
     "search": 65536,

@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--formats", action="store_true", help="evaluate shared/real-obelisk-formats")
     parser.add_argument("--heldout", action="store_true",
                         help="evaluate the held-out set (sessions written after tuning, never tuned to)")
+    parser.add_argument("--transcripts", action="store_true",
+                        help="evaluate the real transcripts of tests/data/real_transcripts (wrap-ups, tool names)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the figures as JSON")
     parser.add_argument("--min-recall", type=float, default=0.95)
     parser.add_argument("--max-false-items", type=int, default=0)
@@ -55,7 +57,7 @@ def default_shared(repo_root: Path) -> Path:
 
 
 def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
-    both = not (args.corpus or args.formats or args.heldout)
+    both = not (args.corpus or args.formats or args.heldout or args.transcripts)
     sets: list[EvalSet] = []
     if args.corpus or both:
         from ..corpus import build_corpus
@@ -70,6 +72,10 @@ def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
         from ..corpus import build_heldout
 
         sets.append(build_heldout(work / "heldout").evalset)
+    if args.transcripts:
+        from .transcripts import transcripts_evalset
+
+        sets.append(transcripts_evalset(work / "real-transcripts"))
     if args.formats or both:
         from .formats import formats_evalset
 
@@ -80,7 +86,7 @@ def _sets(args: argparse.Namespace, shared: Path, work: Path) -> list[EvalSet]:
 def main(argv: Sequence[str] | None = None, *, repo_root: Path | None = None) -> int:
     args = _parser().parse_args(argv)
     shared = args.shared or default_shared(repo_root or Path.cwd())
-    wants_formats = args.formats or not (args.corpus or args.heldout)
+    wants_formats = args.formats or not (args.corpus or args.heldout or args.transcripts)
     if wants_formats and not (shared / "real-obelisk-formats" / "facts.json").is_file():
         print(f"evaluate: real-obelisk-formats not found under {shared}", file=sys.stderr)
         return 2
