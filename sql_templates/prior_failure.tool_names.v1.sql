@@ -16,6 +16,8 @@
 -- Only failed calls are asked for: the prefilter is prior_failure.tool_results' own (is_error, a non-zero exit
 -- code in any form Claude Code or Codex writes, a traceback, a failed inner step), over the output's first :search
 -- and last :tail characters; the Python reader then decides, as for that template's rows.
+-- The last :tail characters of a cell are read from its last 4 * :tail + 3 bytes, as in the tool templates
+-- (prior_failure.tool_results says why): a huge cell is never walked character by character.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -40,7 +42,7 @@ SELECT tc.session_id AS session_id,
        tc.name AS call_name,
        substr(tc.input_json, 1, :head) AS call_input,
        substr(tr.content, 1, :head) AS result_head,
-       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
+       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
        (SELECT count(*) FROM json_each(:terms) AS t
          WHERE lower(tc.name) = t.value
@@ -61,7 +63,7 @@ WHERE tc.session_id IN (SELECT id FROM scope_sessions)
   AND (COALESCE(tr.is_error, 0) = 1
        OR EXISTS (SELECT 1
                     FROM (SELECT CASE WHEN length(substr(tr.content, :search + 1, 1)) > 0
-                                      THEN substr(tr.content, 1, :search) || char(10) || substr(tr.content, -:tail)
+                                      THEN substr(tr.content, 1, :search) || char(10) || substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail)
                                       ELSE tr.content END AS text
                           LIMIT 1) AS cut
                    WHERE (cut.text LIKE 'Exit code %' AND cut.text NOT LIKE 'Exit code 0%')

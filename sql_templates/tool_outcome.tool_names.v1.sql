@@ -13,6 +13,8 @@
 -- index (tool_calls(session_id, name): the name is compared folded, so the index orders nothing more); CROSS JOIN
 -- keeps the join order tool_calls, tool_results, messages as in tool_outcome.tool_calls, whose rows these are;
 -- the name is asked first, on the call alone, so a call of another tool never pays for its result's text.
+-- The last :tail characters of a cell are read from its last 4 * :tail + 3 bytes, as in the tool templates
+-- (prior_failure.tool_results says why): a huge cell is never walked character by character.
 WITH scope_sessions AS (
   SELECT s.id AS id, s.project_path AS project_path, COALESCE(s.source, 'claude') AS source,
          s.git_branch AS git_branch
@@ -37,7 +39,7 @@ SELECT tc.session_id AS session_id,
        tc.name AS call_name,
        substr(tc.input_json, 1, :head) AS call_input,
        substr(tr.content, 1, :head) AS result_head,
-       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(tr.content, -:tail) ELSE '' END AS result_tail,
+       CASE WHEN length(substr(tr.content, :head + 1, 1)) > 0 THEN substr(CAST(substr(CAST(tr.content AS BLOB), -(4 * :tail + 3)) AS TEXT), -:tail) ELSE '' END AS result_tail,
        COALESCE(tr.is_error, 0) AS is_error,
        (SELECT count(*) FROM json_each(:terms) AS t
          WHERE lower(tc.name) = t.value
