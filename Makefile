@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --editable '.[test]'
 	touch $(STAMP)
 
-.PHONY: install demo test lint bench qualify mutate
+.PHONY: install demo test test-fast lint bench qualify mutate
 install: $(STAMP)
 
 demo: $(STAMP)
@@ -22,6 +22,10 @@ test: $(STAMP)
 	$(PY) -m mypy
 	$(PY) -m ruff check provider tests tools
 	$(PY) tools/mutate
+
+# The fast tier (pure functions, in-memory databases): under a minute, for every change.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q tests/unit
 
 # The listed mutations of the security modules (about 80 s on 2 busy cores); every one must fail a test.
 mutate: $(STAMP)

@@ -12,8 +12,8 @@ config, ``digest.ensure_key``, ``service.answer``), so the same script run by th
 (a worktree of evidence2 fbee4e2, main cf1f75b plus the evidence work and no issue-13 commit:
 ``git worktree add ../wt-before fbee4e2``, its own ``.venv``, then ``../wt-before/.venv/bin/python
 tools/corpus_answers.py --formats ../shared/real-obelisk-formats --label "evidence2 fbee4e2 ..." --out ...``)
-produced ``tests/golden/corpus_answers.json``, and ``tests/test_corpus_answers.py`` recomputes it with this tree and
-compares exactly.
+produced ``tests/golden/corpus_answers.json``, and ``tests/integration/test_corpus_answers.py`` recomputes it with this
+tree and compares exactly.
 
 Normalised away, and only these, because they vary legitimately between two runs of the same code:
 

@@ -4,7 +4,7 @@ validator, with no pydantic import.
 ``contract.models`` (pydantic) is the contract of record: the ``schema`` command exports its JSON Schema, and
 the test suite validates every envelope against it and checks, property by property, that
 :func:`validate_request` accepts and refuses exactly what ``HistoricalEvidenceRequestV0`` does, with the same
-typed rejection (``tests/test_wire_validation.py``). The request path validates here because loading pydantic
+typed rejection (``tests/unit/test_wire_validation.py``). The request path validates here because loading pydantic
 and building its models would cost a one-shot ``query`` more than answering it does.
 
 Validation follows the model's rules: an object where a model is, every required field present, exact JSON

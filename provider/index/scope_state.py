@@ -32,7 +32,7 @@ _TOP: Final = "\U0010ffff"
 #: The characters a JSON string cannot hold as they are: control characters, the quote and the backslash.
 _JSON_ESCAPED: Final = (*map(chr, range(0x20)), '"', "\\")
 
-#: Every statement of this module (fixed text; tests/test_query_plans.py checks each one's plan).
+#: Every statement of this module (fixed text; tests/integration/test_query_plans.py checks each one's plan).
 #: The rows of given paths: one primary-key lookup per element of the JSON array, in its order (``CROSS JOIN``
 #: keeps the array the outer loop whatever the statistics; a join, not ``IN (SELECT ...)``, which first builds
 #: a temporary index of the array: cheaper per request).

@@ -149,7 +149,7 @@ def _file_text(row: Mapping[str, Any], roots: Sequence[str], terms: Sequence[str
 
 def resolution_window(text: str, cues: Sequence[str], read: ReadWindow) -> tuple[int, str, int]:
     """``(window_start, body, score)`` of a ``prior_failure.resolution_messages`` row, as its SQL computed them
-    before (``tests/test_resolution_window.py`` checks against SQLite itself): the window of ``read.length``
+    before (``tests/unit/test_resolution_window.py`` checks against SQLite itself): the window of ``read.length``
     characters from ``read.sql_pre`` before the first cue found in the text (1 when none is), and the number of
     cues (repeats counted) found in the first :data:`READ_HEAD` characters. Case folds ASCII only, as SQLite's
     ``lower()``; positions count characters, as ``instr()`` and ``substr()`` do."""

@@ -13,7 +13,7 @@ NUL + tokens joined by NUL (+ NUL unless the last token is a prefix) for a longe
 per pattern over all the texts.
 
 Used only under the default ``unicode61`` tokenizer (no options; it reports no colocated tokens).
-``tests/test_markers.py`` checks the answers against SQLite's own FTS5 ``MATCH``.
+``tests/unit/test_markers.py`` checks the answers against SQLite's own FTS5 ``MATCH``.
 """
 
 from bisect import bisect_right

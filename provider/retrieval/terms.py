@@ -325,7 +325,7 @@ CUE_HEAD = 4000
 def has_resolution_cue(text: object) -> bool:
     """Whether the first :data:`CUE_HEAD` characters of a message hold a resolution cue, exactly as SQLite's
     ``EXISTS (SELECT 1 FROM json_each(:cues) AS c WHERE instr(lower(substr(text, 1, 4000)), c.value) > 0)``
-    decides it (``tests/test_resolution_cues.py`` checks against SQLite itself): ASCII case folding only, and for
+    decides it (``tests/unit/test_resolution_cues.py`` checks against SQLite itself): ASCII case folding only, and for
     a BLOB the first 4,000 bytes, as ``substr()`` counts a BLOB. A number is tested as the text SQLite gives it."""
     if isinstance(text, bytes):
         low = text[:CUE_HEAD].lower()  # bytes.lower() folds ASCII letters only, as SQLite's lower()

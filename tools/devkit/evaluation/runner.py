@@ -89,7 +89,9 @@ def _found(items: list[dict[str, Any]], fact: Fact) -> bool:
     return any(_shows(i, fact) for i in items)
 
 
-def _score(sit: Situation, evalset: EvalSet, envelope: dict[str, Any], latency_ms: float) -> Outcome:
+def score(sit: Situation, evalset: EvalSet, envelope: dict[str, Any], latency_ms: float) -> Outcome:
+    """How one answer scores against its situation: which facts it shows (session, evidence type and key
+    phrase), its false items on a negative, and its items from outside the situation's scope."""
     result = envelope.get("result") or {}
     items: list[dict[str, Any]] = list(result.get("items") or [])
     violations = sum(1 for i in items
@@ -130,7 +132,7 @@ def run_evalset(evalset: EvalSet, *, limits: Limits | None = None) -> list[Outco
             started = time.perf_counter()
             response = answer(raw, db_path=db, config_path=config, warm=warm)
             latency = (time.perf_counter() - started) * 1000
-            outcomes.append(_score(sit, evalset, response.envelope, latency))
+            outcomes.append(score(sit, evalset, response.envelope, latency))
         return outcomes
     finally:
         shutil.rmtree(work, ignore_errors=True)
