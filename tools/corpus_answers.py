@@ -28,7 +28,9 @@ Normalised away, and only these, because they vary legitimately between two runs
   answered is chosen by time (the FTS-first plan gets a 25 ms budget, then the full plan runs), so it varies
   with the machine's load; the items must not, and they are compared. Likewise ``X.scope_rows.vN`` (the
   small-scope plan, used when the scope is small and its answer was not cut) and ``X.term_probe.vN`` (the term
-  probe, which answers ``X`` with no row when no message of the scope matches the terms) are written ``X.vN``;
+  probe, which answers ``X`` with no row when no message of the scope matches the terms, within a budget of a
+  few milliseconds) are written as the template they answer for, ``X`` at its version in ``sql_templates/``
+  (:func:`template_of`: a probe's own version may differ from its template's);
 * ``provider_meta.freshness_detail``: only ``stale``, ``unindexed``, ``missing_on_disk`` and the
   ``unknown_reason_*`` flags are kept (the verdict, ``freshness``, is always kept). The other counters count
   different things since issue 13, by design: ``units_in_scope`` leaves out indexed, unchanged files that no
@@ -62,6 +64,22 @@ KEPT_FRESHNESS_COUNTERS = ("stale", "unindexed", "missing_on_disk")
 DEFAULT_SEEDS = (11, 12, 13)
 
 
+#: The plan steps that may answer for a template, chosen by time (module docstring).
+_PLAN_STEPS = (".fts_first.", ".scope_rows.", ".term_probe.")
+
+
+def template_of(name: str) -> str:
+    """The template a plan step answered for: ``X.term_probe.v1`` is ``X.v2`` when ``sql_templates`` holds
+    ``X.v2.sql`` (its latest version), else ``X.v1``; a template's own name is itself."""
+    for step in _PLAN_STEPS:
+        if step in name:
+            base = name.split(step, 1)[0]
+            own = [p.stem.rsplit(".v", 1) for p in (REPO / "sql_templates").glob(f"{base}.v*.sql")]
+            versions = sorted(int(v) for b, v in own if b == base and v.isdigit())
+            return f"{base}.v{versions[-1]}" if versions else name.replace(step, ".")
+    return name
+
+
 def normalise(envelope: Mapping[str, Any]) -> dict[str, Any]:
     """``envelope`` without the fields that vary between two runs of the same code (module docstring)."""
     out: dict[str, Any] = json.loads(json.dumps(envelope))
@@ -77,8 +95,7 @@ def normalise(envelope: Mapping[str, Any]) -> dict[str, Any]:
         meta.pop("elapsed_ms", None)
         meta.pop("since", None)
         if isinstance(meta.get("templates_run"), list):
-            meta["templates_run"] = [str(t).replace(".fts_first.", ".").replace(".scope_rows.", ".")
-                                     .replace(".term_probe.", ".") for t in meta["templates_run"]]
+            meta["templates_run"] = [template_of(str(t)) for t in meta["templates_run"]]
         detail = meta.get("freshness_detail")
         if isinstance(detail, dict):
             meta["freshness_detail"] = {k: v for k, v in detail.items()
