@@ -168,7 +168,9 @@ def _docker(lines: Lines, nonblank: Sequence[int]) -> list[int] | None:
 def _build_error(lines: Lines, nonblank: Sequence[int]) -> list[int] | None:
     """The first error of a compiler or bundler (``file:line:col: error``, ``file(line,col): error``, esbuild's
     ``file:line:col: ERROR:``, webpack's ``ERROR in``), before its cascade."""
-    at = _first(lines, r"\S+:\d+:\d+:\s+(fatal )?(error|ERROR):|\S+\(\d+,\d+\): error\b|^ERROR in \S", nonblank)
+    # A location starts a word (``(?<!\S)``): a long line without one is read in linear time.
+    at = _first(lines, r"(?<!\S)\S+:\d+:\d+:\s+(fatal )?(error|ERROR):|(?<!\S)\S+\(\d+,\d+\): error\b|^ERROR in \S",
+                nonblank)
     return None if at is None else [at, *_following(lines, at, r"^\s+\S", 2, within=2)]
 
 

@@ -25,10 +25,11 @@ _WS = re.compile(r"\s+")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
 #: What varies between two occurrences of one failure: times, paths (a run of path characters holding a slash),
 #: hashes and addresses, numbers.
-_SIGNATURE_NOISE = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?|[\w.~-]*/[\w./~-]*|"
+_SIGNATURE_NOISE = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?|(?<![\w.~-])[\w.~-]*/[\w./~-]*|"
                               r"\b0x[0-9a-f]+\b|\b[0-9a-f]{7,}\b|\d+(?:\.\d+)*")
-#: A file a failure names: a path or file name with an extension of source, config or script.
-_NAMED_FILE = re.compile(r"[\w./-]*?([\w-]+)\.(?:py|pyi|go|ts|tsx|js|jsx|mjs|cjs|rs|java|kt|kts|rb|php|cs|c|cc|cpp|"
+#: A file a failure names: a path or file name with an extension of source, config or script. A match starts
+#: only where a run of path characters starts, so a long run without one costs linear time, never cubic.
+_NAMED_FILE = re.compile(r"(?<![\w./-])[\w./-]*\.(?:py|pyi|go|ts|tsx|js|jsx|mjs|cjs|rs|java|kt|kts|rb|php|cs|c|cc|cpp|"
                          r"h|hpp|swift|scala|sql|tf|ya?ml|json|toml|sh|vue|svelte)\b")
 
 

@@ -45,7 +45,7 @@ _DIAGNOSTIC = (
     r"did not complete successfully|\bHTTP [45]\d\d\b|^\s*[\u00d7\u2717\u2718]\s|^\s*\u2192\s")
 _GENERIC_DIAGNOSTIC = r"\bERROR\b|\bERR!|\bdenied\b|\brefused\b|\bnot found\b|\bcannot\b"
 #: The start of an error named inside a long line (the innermost of a chain is the last).
-_INNER_ERROR = r"\b[A-Za-z_.]*(?:Exception|Error|Denied|Refused|Forbidden)\b:\s"
+_INNER_ERROR = r"(?<![A-Za-z_.])[A-Za-z_.]*(?:Exception|Error|Denied|Refused|Forbidden)\b:\s"
 _ERRORISH = (
     r"(?i)error|exception|fail|traceback|refused|denied|not found|cannot|fatal|timed out|rejected|\[remote")
 _SUMMARY = (

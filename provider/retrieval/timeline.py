@@ -41,7 +41,8 @@ SAME_SESSION = ("actually", "on second thought", "scratch that", "changed my min
 _PLUMBING = frozenset({"cd", "pushd", "popd", "export", "source", ".", "set", "echo", "printf", "true", "sleep",
                        "ls", "cat", "pwd", "env", "unset", "mkdir"})
 #: Test ids a failure names: a pytest node id, a Go test, a Jest/Vitest file.
-_TEST_ID = re.compile(r"[\w/.-]+\.py::[\w\[\]-]+|--- FAIL: (\w+)|\b[\w/.-]+\.(?:test|spec)\.[jt]sx?\b")
+_TEST_ID = re.compile(r"(?<![\w/.-])[\w/.-]+\.py::[\w\[\]-]+|--- FAIL: (\w+)|"
+                      r"(?<![\w/.-])[\w/.-]+\.(?:test|spec)\.[jt]sx?\b")
 
 
 def _holds(text: str, cues: Sequence[str]) -> bool:
