@@ -41,10 +41,11 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import apsw
 
+from ..contract.meta import OpenMode
 from ..errors import (
     DeadlineExceeded,
     IndexBusy,
@@ -56,7 +57,6 @@ from ..errors import (
 from .guard import harden
 
 T = TypeVar("T")
-OpenMode = Literal["ro", "immutable_verified"]
 
 _PROGRESS_STEPS = 1000
 _BUSY_TIMEOUT_MS = 250

@@ -21,6 +21,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+from ..contract.meta import Degradation
 from ..errors import InvalidQueryTerms
 from .commands import Command, pieces, runs, term_commands
 from .variants import covering, holds_word, is_plain, term_forms
@@ -84,7 +85,7 @@ class PreparedTerms(NamedTuple):
     instr_terms: tuple[str, ...]           # lower-cased for instr() scoring (SQLite lower semantics); derived last
     fts_terms: tuple[str, ...]             # FTS5 strings that reach MATCH (the terms', then their forms')
     post_filter_terms: tuple[str, ...]     # short terms under trigram, applied by instr only
-    degradations: tuple[str, ...] = ()
+    degradations: tuple[Degradation, ...] = ()
     #: The terms of plain words (lower-case): matched as whole words, never inside another word.
     plain: tuple[str, ...] = ()
     #: The whole-word forms of the plain terms (``retrieval.variants``), the terms themselves included.
@@ -112,7 +113,7 @@ def prepare_terms(raw_terms: Sequence[str], *, tokenizer: str, tokenize: Tokeniz
     fts: list[str] = []
     short: list[str] = []
     usable: list[str] = []
-    degradations: set[str] = set()
+    degradations: set[Degradation] = set()
     for term in terms:
         if tokenizer == "trigram" and len(term) < 3:
             # Trigram emits no token for fewer than three characters: keep the term out of MATCH and
