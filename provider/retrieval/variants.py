@@ -83,6 +83,14 @@ def _bases(word: str) -> set[str]:
     return {b for b in bases if len(b) >= 3}
 
 
+def word_bases(word: str) -> frozenset[str]:
+    """The words a lower-case ``word`` may be a form of, itself included (``retries``: ``retry``): two words name
+    the same thing when their bases meet. Only ``word`` when it is not lower-case ASCII letters."""
+    if not (word.isascii() and word.isalpha() and word.islower()):
+        return frozenset((word,))
+    return frozenset(_bases(word) | {word})
+
+
 def _inflections(base: str) -> list[str]:
     """A base word and its inflections: plural or third person, past, gerund (a final consonant doubled too)."""
     forms = [base]

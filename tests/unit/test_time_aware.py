@@ -177,6 +177,29 @@ def test_a_restatement_in_the_same_session_reverses_nothing() -> None:
     assert all(c.superseded_by is None for c in mark_superseded([user, agent], _terms("checkout form"), ()))
 
 
+def test_a_later_decision_on_another_subject_supersedes_nothing() -> None:
+    # Both hold a form of the query term "retry" and the later one says "drop", but one is about the Stripe SDK
+    # and the other about a Celery schedule: no shared library, tool, file or setting, no shared content words.
+    stripe = _cand("m-stripe", "s1", "2026-09-17T10:00:00Z",
+                   "I decided to drop the hand-rolled requests client for Stripe in favour of the official stripe SDK "
+                   "because it gives us idempotency keys and automatic retries on 5xx responses.")
+    celery = _cand("m-celery", "s2", "2026-10-04T10:00:00Z",
+                   "I decided to drop the cron-based retry job in favour of a Celery beat schedule because cron on "
+                   "the worker hosts kept starting overlapping runs that retried the same charges.")
+    for terms in (_terms("retry"), _terms("Celery", "cron", "retry")):
+        assert all(c.superseded_by is None for c in mark_superseded([stripe, celery], terms, ())), terms
+    # The same later decision does supersede an earlier one about its subject, named or in shared words.
+    cron = _cand("m-cron", "s0", "2026-09-01T10:00:00Z",
+                 "We'll keep the cron retry job on the worker hosts for the failed charges.")
+    assert {c.message_ref: c.superseded_by for c in mark_superseded([cron, celery], _terms("retry"), ())} == \
+        {"m-cron": "m-celery on 2026-10-04", "m-celery": None}
+    named = _cand("m-named", "s0", "2026-09-01T10:00:00Z", "Retries stay in src/billing/retry.py for now.")
+    switch = _cand("m-switch", "s3", "2026-10-05T10:00:00Z",
+                   "Switching src/billing/retry.py to tenacity instead of the hand-written retry loop.")
+    assert {c.message_ref: c.superseded_by for c in mark_superseded([named, switch], _terms("retry"), ())} == \
+        {"m-named": "m-switch on 2026-10-05", "m-switch": None}
+
+
 def test_a_failure_after_a_fix_that_held_is_a_regression() -> None:
     cmd = "pytest tests/test_money.py"
     first = _cand("f1", "s1", "2026-09-01T10:00:00Z", "[failed exit 1] pytest", "prior_failure", command=cmd)
