@@ -60,11 +60,13 @@ def candidates_of(hits: Sequence[RawHit], *, terms: PreparedTerms, roots: Sequen
 
 def _admitted(hit: RawHit, terms: PreparedTerms, roots: Sequence[str], window: int) -> bool:
     """Whether the row holds a term, a form of one or a command equivalent to one (``terms.admits``): SQL finds
-    rows by substrings, so a form's row may hold it only inside another word (``test`` in ``latest``)."""
+    rows by substrings, so a form's row may hold it only inside another word (``test`` in ``latest``), or only
+    inside a path that a read or a search names (a form counts in a path only for the history of that file)."""
     texts, cut = searched_cells(hit.row, window)
     row = hit.row
     command = command_text(row.get("call_name"), row.get("call_input")) if row.get("call_name") is not None else None
-    return admits(terms, texts, cut=cut, command=command, roots=roots)
+    return admits(terms, texts, cut=cut, command=command, roots=roots,
+                  edited_file=hit.evidence_type == "file_history")
 
 
 def _is_failure(c: Candidate) -> bool:

@@ -171,10 +171,13 @@ def _forms(usable: Sequence[str], *, tokenizer: str, tokenize: Tokenize,
 
 
 def admits(terms: PreparedTerms, texts: Sequence[str], *, cut: bool, command: str | None = None,
-           roots: Sequence[str] = ()) -> bool:
+           roots: Sequence[str] = (), edited_file: bool = False) -> bool:
     """Whether a row whose searched cells read as ``texts`` holds what the request asks, as far as these texts
     tell: a term that is not plain words as a substring (as SQL found it), a plain term or one of its forms as a
-    whole word, or (``command``: the row's command) a command equivalent to a term's. When nothing here holds,
+    whole word, or (``command``: the row's command) a command equivalent to a term's. A form that is not the term
+    itself counts inside a path or identifier only in an ``edited_file`` row (file history: the file is what the
+    evidence is about, and ``webhook`` names the history of ``webhooks.py``); in a read, a search, an output or
+    a message it must stand as a word (``retrieval.variants.holds_word``). When nothing here holds,
     the row is kept only if ``cut`` (SQL searched text these do not show) — the rows of a request whose terms
     add no form and name no plain word or command are kept whatever they hold, as before."""
     if not terms.plain and not terms.derived:
@@ -184,7 +187,9 @@ def admits(terms: PreparedTerms, texts: Sequence[str], *, cut: bool, command: st
     lowered = [ascii_lower(t) for t in texts]
     if others and any(v in low or v in loose(low) for low in lowered for v in others):
         return True
-    if any(holds_word(text, low, form) for text, low in zip(texts, lowered, strict=True) for form in terms.words):
+    plain = set(terms.plain)
+    if any(holds_word(text, low, form, variant=form not in plain and not edited_file)
+           for text, low in zip(texts, lowered, strict=True) for form in terms.words):
         return True
     if command is not None and runs(command, terms.commands, roots):
         return True

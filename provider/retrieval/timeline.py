@@ -168,7 +168,7 @@ def _subjects(text: str, terms: PreparedTerms, roots: Sequence[str]) -> frozense
     for at, term in enumerate(terms.terms):
         low = ascii_lower(term)
         if low in terms.plain:
-            if any(holds_word(text, lowered, form) for form in term_forms(term)):
+            if any(holds_word(text, lowered, form, variant=form != low) for form in term_forms(term)):
                 held.add(at)
         elif any(v in lowered for v in match_variants([low], roots)):
             held.add(at)

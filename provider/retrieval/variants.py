@@ -179,20 +179,44 @@ def _word_char(ch: str) -> bool:
     return ch.isalnum()
 
 
-def holds_word(text: str, lowered: str, form: str) -> bool:
+def holds_word(text: str, lowered: str, form: str, *, variant: bool = False) -> bool:
     """Whether ``form`` (lower case; words joined by single spaces) occurs in ``text`` as a whole word: each word
     gap may be any run of :data:`_GAPS`, and the match is bounded on both sides by
     a character that is no letter or digit, or by a change from a lower- to an upper-case letter (``retryCount``
-    holds ``retry``). ``lowered`` is ``text`` lower-cased (ASCII), the same length."""
+    holds ``retry``). ``lowered`` is ``text`` lower-cased (ASCII), the same length.
+
+    A ``variant`` (another spelling of the term, not the term as asked) must stand as a word of prose: never a
+    piece of a path, file name or identifier (:func:`_in_name`), so ``webhook`` finds "webhooks" but never
+    ``src/billing/webhooks.py`` or ``retriesLeft`` (the term itself still finds ``src/billing/webhook.py``)."""
     words = form.split(" ")
     first = words[0]
     start = lowered.find(first)
     while start >= 0:
         end = _rest(lowered, start + len(first), words[1:])
-        if end is not None and _bounded(text, start, end):
+        if end is not None and _bounded(text, start, end) and not (variant and _in_name(text, start, end)):
             return True
         start = lowered.find(first, start + 1)
     return False
+
+
+#: Characters that join the pieces of a path or an identifier: a word beside one is part of a name.
+_NAME_JOINERS = frozenset("/\\_")
+#: Characters that join pieces of a name only when a letter or digit follows (``webhooks.py``, ``a-b``, ``x:y``);
+#: before a space or at the end they close a sentence or a clause.
+_NAME_JOINERS_BEFORE_WORD = frozenset(".-:")
+
+
+def _in_name(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is a piece of a path, file name or identifier: joined to what stands before or
+    after it by a path or identifier character, or by a change of case (``retriesLeft``, ``autoRetries``)."""
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    following = text[end + 1] if end + 1 < len(text) else ""
+    if before and (before in _NAME_JOINERS or before in _NAME_JOINERS_BEFORE_WORD or before.isalnum()):
+        return True
+    if after and (after in _NAME_JOINERS or after.isalnum()):
+        return True
+    return after in _NAME_JOINERS_BEFORE_WORD and following.isalnum()
 
 
 def _rest(lowered: str, at: int, words: Sequence[str]) -> int | None:

@@ -62,6 +62,36 @@ def test_a_variant_never_matches_inside_another_word(term: str, text: str) -> No
     assert not _admits(term, text), (term, text)
 
 
+@pytest.mark.parametrize(("term", "text"), [
+    ("webhook", '{"file_path": "/home/dev/acme/src/billing/webhooks.py"}'), ("webhook", "Read src/billing/webhooks.py"),
+    ("webhook", "webhooks/stripe.py"), ("webhook", "src\\billing\\webhooks\\stripe.py"),
+    ("webhook", "from billing.webhooks import deliver"), ("retry", "retries_left = 3"), ("retry", "maxRetries = 3"),
+    ("retry", "retriesLeft"), ("deploy", "deployments/prod.yaml"), ("deploy", "ci-deployment-job"),
+    ("migrate", "db/migrations:0004"),
+])
+def test_a_variant_never_widens_a_match_inside_a_path_or_identifier(term: str, text: str) -> None:
+    assert not _admits(term, text), (term, text)
+
+
+@pytest.mark.parametrize(("term", "text"), [
+    ("webhook", "Read src/billing/webhook.py"), ("webhook", '{"file_path": "/srv/acme/webhook/handler.go"}'),
+    ("retry", "retry_count = 3"), ("retry", "retryCount"), ("billing", "src/billing/charge.py"),
+    ("webhook", "the webhooks fired twice."), ("retry", "it retried: three times"), ("deploy", "(deployed)"),
+    ("webhook", "three webhooks, all late"), ("rate limit", "RateLimit: ratelimit exceeded"),
+])
+def test_the_term_still_matches_in_names_and_a_variant_in_prose(term: str, text: str) -> None:
+    assert _admits(term, text), (term, text)
+
+
+def test_a_variant_names_the_history_of_the_file_it_names() -> None:
+    # File history asked for "webhook": the edits of webhooks.py are its history; a read of it is no reason.
+    edit = '{"file_path": "/srv/acme/tools/webhooks.py", "old_string": "key = env", "new_string": "key = vault"}'
+    assert admits(_terms("webhook"), [edit], cut=False, edited_file=True)
+    assert not admits(_terms("webhook"), [edit], cut=False)
+    assert not admits(_terms("webhook"), ["/srv/acme/tools/webhookserver.py"], cut=False, edited_file=True)
+    assert not admits(_terms("test"), ["/srv/acme/testament/notes.md"], cut=False, edited_file=True)
+
+
 def test_forms_reach_fts5_as_exact_phrases_never_prefixes() -> None:
     terms = _terms("deploy")
     assert terms.fts_terms[0] == '"deploy"'
