@@ -54,10 +54,11 @@ DECISION_WORDS = ("decid", "chose", "choos", "instead", "abandon", "revert", "be
                   "workaround", "defer", "postpone", "go with", "going with", "from now on", "decision", "prefer",
                   "opt", "let's", "i'll", "we'll", "should use", "move to", "moving to",
                   # a choice made or kept without those words: "use X", "X stays", "stick with X", "back to X" (a
-                  # word ending in a space is one whole token: "use " is never "user")
-                  "use ", "stay", "stick with", "sticking with", "keep", "after all", "back to", "no longer",
-                  "from here on", "going forward", "not going", "ditch", "scrap ", "take out", "get rid of", "adopt",
-                  "standardis", "standardiz")
+                  # word ending in a space is one whole token: "use " is never "user"; "keep " and "keeping "
+                  # are never "keeps", which tells what something does: "the backoff keeps retrying")
+                  "use ", "stay", "stick with", "sticking with", "keep ", "keeping ", "after all", "back to",
+                  "no longer", "from here on", "going forward", "not going", "ditch", "scrap ", "take out",
+                  "get rid of", "adopt", "standardis", "standardiz")
 
 
 def ascii_lower(text: str) -> str:
