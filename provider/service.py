@@ -31,6 +31,7 @@ from .index.freshness import TranscriptMemo, assess_scoped_freshness
 from .index.memo import IndexMemo, RequestMemo, read_remembering
 from .index.schema_verdict import VerdictCache, schema_verdict
 from .index.scope_state import ScopeRows, ScopeSet, ScopeState, since_bucket
+from .retrieval.commands import calls_script, package_scripts
 from .retrieval.engine import RunReport, run_templates, substring_scan_planned
 from .retrieval.evidence import check_declared
 from .retrieval.fold import fold
@@ -224,8 +225,12 @@ def _read(snap: ReadSnapshot, memo: RequestMemo, request: _Request, since: str, 
     chosen = templates.choose(admitted.evidence_types, verdict.missing)
     check_declared(chosen.templates)
     tokenizer = verdict.tokenizer or "unicode61"
-    terms = warm.tokenizers.prepare_terms(admitted.query_terms, tokenizer=tokenizer, spec=verdict.tokenizer_spec)
     scope, roots = admitted.scope, admitted.scope.bound_roots()  # real paths resolved once per request
+    # What `npm test` runs, from the repository's package.json, read only when a term calls a package script.
+    scripts = package_scripts(roots.real_paths, check=snap.deadline.check) \
+        if calls_script(admitted.query_terms) else None
+    terms = warm.tokenizers.prepare_terms(admitted.query_terms, tokenizer=tokenizer, spec=verdict.tokenizer_spec,
+                                          scripts=scripts)
     if substring_scan_planned(chosen.templates, terms, roots):
         # Said before the scan runs, so a request the deadline ends during the scan still discloses it.
         ctx.meta["degradations"] = [*terms.degradations, "cjk_substring_match"]

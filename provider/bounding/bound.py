@@ -2,7 +2,10 @@
 
 Order of application: redact, then per-snippet cut (``max_snippet_chars``, a visible ``…`` marker inside
 the budget), then ``max_sessions`` (items from sessions past the first N are omitted), then ``max_items``,
-then ``max_total_chars`` (items that do not fit are dropped whole, never cut into invalid JSON).
+then ``max_total_chars`` (items that do not fit are dropped whole, never cut into invalid JSON). Items are
+taken in this order under those limits: the best item of every evidence type, the first item of every distinct
+failure signature (when one repeats), the best item of each session, then the rest; they are shown in rank
+order.
 ``omitted_count`` counts every found item not returned; ``truncated`` is true when anything was omitted or
 cut, or when a template reached the provider's fetch ceiling (so more may exist than was found).
 
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from ..contract.parse import MAX_REQUEST_BYTES
 from ..contract.wire import EvidenceItem, Limits
 from ..redaction.redact import redact
-from ..retrieval.fold import Folded
+from ..retrieval.fold import Folded, signature
 
 ELLIPSIS = "…"
 #: Characters of a ref (session, message, revision): ids are 36 to 72 characters in real indexes, a git branch
@@ -105,6 +108,30 @@ def cut_snippet(text: str, limit: int) -> tuple[str, bool]:
     return head + ELLIPSIS, True
 
 
+def _type_firsts(folded: Sequence[Folded], usable: Sequence[int]) -> list[int]:
+    """The best item of each evidence type among the ``usable`` ones, when the answer holds more than one type:
+    every asked type that has evidence gets an item before any type gets a second."""
+    firsts: dict[str, int] = {}
+    for index in usable:
+        firsts.setdefault(folded[index].item.evidence_type, index)
+    return sorted(firsts.values()) if len(firsts) > 1 else []
+
+
+def _signature_leads(folded: Sequence[Folded], usable: Sequence[int]) -> list[int]:
+    """The first failure of each distinct signature, when a signature has more than one item (one failure
+    repeated in many sessions): every distinct failure gets an item before any gets a second."""
+    leads: dict[str, int] = {}
+    repeated = False
+    for index in usable:
+        item = folded[index].item
+        if item.evidence_type != "prior_failure" or item.follows is not None:
+            continue
+        key = signature(item)
+        repeated = repeated or key in leads
+        leads.setdefault(key, index)
+    return sorted(leads.values()) if repeated else []
+
+
 def _session_firsts(folded: Sequence[Folded], limits: Limits, usable: Sequence[int]) -> set[int]:
     """Indices of the best item of each of the first ``max_sessions`` sessions (at most ``max_items``) among
     the ``usable`` ones: these are placed first, so that many items from one session never hide another."""
@@ -124,10 +151,13 @@ def bound(folded: Sequence[Folded], limits: Limits, *, fetch_ceiling_reached: bo
     session_refs = {ref: bounded_ref(ref) for ref in dict.fromkeys(entry.item.session_ref for entry in folded)}
     usable = [i for i, entry in enumerate(folded) if session_refs[entry.item.session_ref][0] is not None]
     firsts = _session_firsts(folded, limits, usable)
+    # Taken in this order, shown in rank order: every asked evidence type, then every distinct failure, then every
+    # session's best item, then the rest.
+    order = [*_type_firsts(folded, usable), *_signature_leads(folded, usable), *sorted(firsts), *usable]
     sessions: list[str] = []
     snippets: dict[int, tuple[str, bool]] = {}
     accepted: list[int] = []
-    for index in [*sorted(firsts), *(i for i in usable if i not in firsts)]:
+    for index in dict.fromkeys(order):
         cand = folded[index].item
         if cand.session_ref not in sessions and len(sessions) >= limits.max_sessions:
             continue

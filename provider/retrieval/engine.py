@@ -31,8 +31,10 @@ from .terms import (
 FETCH_CEILING = 200
 #: Characters one evidence text is composed to at most (the request's max_snippet_chars may be lower).
 SNIPPET_CEILING = 2000
-#: Characters read from one text cell (head and tail), so a huge row never reaches Python whole.
-READ_HEAD = 4000
+#: Characters read from one tool cell (head, and the tail of a longer one), so a huge row never reaches Python
+#: whole: the head holds every result Obelisk writes whole (it keeps 10,000 characters), so a decisive block in
+#: the middle of a long output is read (``snippets``); only a larger cell, another writer's, is cut.
+READ_HEAD = 12000
 READ_TAIL = 1500
 #: Characters of a cell (a tool's ``input_json`` or ``content``, a message or summary text) the templates search
 #: for the terms (``:search``): whole every cell Obelisk writes for a call of one or two string leaves (it keeps

@@ -14,16 +14,24 @@ from ..errors import TemplateRejected
 from ..paths import relative_to_roots, strip_roots
 from ..templates.catalog import SCOPE_KIND, Template
 from .cells import cell_flag, cell_text, load_json
-from .edits import read_edits
+from .edits import edit_paths, read_edits
 from .engine import READ_HEAD
 from .hits import RawHit
 from .outcome import Outcome, read_outcome, tail_output
 from .snippets import ReadWindow, Shown, drop_cut_edge, edit_story, tool_story, window_story
-from .terms import MARKERS, RESOLUTION_CUES, ascii_lower, has_resolution_cue
+from .terms import CUE_HEAD, MARKERS, RESOLUTION_CUES, ascii_lower, has_resolution_cue, has_supply_cue
 from .wrapups import names_outside_paths
 
 _WS = re.compile(r"\s+")
 _FOLD_NOISE = re.compile(r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds)\b|\b[0-9a-f]{8,}\b|\d{4}-\d\d-\d\dT[\d:.]+Z?")
+#: What varies between two occurrences of one failure: times, paths (a run of path characters holding a slash),
+#: hashes and addresses, numbers.
+_SIGNATURE_NOISE = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?|(?<![\w.~-])[\w.~-]*/[\w./~-]*|"
+                              r"\b0x[0-9a-f]+\b|\b[0-9a-f]{7,}\b|\d+(?:\.\d+)*")
+#: A file a failure names: a path or file name with an extension of source, config or script. A match starts
+#: only where a run of path characters starts, so a long run without one costs linear time, never cubic.
+_NAMED_FILE = re.compile(r"(?<![\w./-])[\w./-]*\.(?:py|pyi|go|ts|tsx|js|jsx|mjs|cjs|rs|java|kt|kts|rb|php|cs|c|cc|cpp|"
+                         r"h|hpp|swift|scala|sql|tf|ya?ml|json|toml|sh|vue|svelte)\b")
 
 
 class Candidate(NamedTuple):
@@ -47,6 +55,17 @@ class Candidate(NamedTuple):
     kind: str = ""
     #: The message_ref of the failure a resolution follows.
     follows: str | None = None
+    #: What makes two failures the same one across sessions: the command and the decisive line, or the text, with
+    #: paths, numbers, hashes and times taken out ("" : ``fold_key``).
+    signature: str = ""
+    #: The stems of the files a failure names (its command and output): an edit to one of them may be its fix.
+    names: frozenset[str] = frozenset()
+    #: A decision reversed or replaced by a later one: that one's ref and day (``retrieval.timeline``).
+    superseded_by: str | None = None
+    #: A failure that recurs after an earlier one of the same test or command was resolved: that fix's day.
+    regression: str | None = None
+    #: What happened after a failure is an edit (the same row may be file history too).
+    edit: bool = False
 
 
 def _squash(text: str) -> str:
@@ -139,8 +158,21 @@ def resolution_window(text: str, cues: Sequence[str], read: ReadWindow) -> tuple
     lowered = ascii_lower(text)
     found = [at + 1 for at in (lowered.find(cue) for cue in cues) if at >= 0]
     start = max(1, (min(found) if found else 1) - read.sql_pre)
-    head = lowered[:READ_HEAD]
+    head = lowered[:CUE_HEAD]
     return start, text[start - 1:start - 1 + read.length], sum(1 for cue in cues if cue in head)
+
+
+def searched_cells(row: Mapping[str, Any], window: int) -> tuple[list[str], bool]:
+    """The cells of a row that its template searched for the terms, as read, and whether the read cut any of them
+    (SQL then searched text these do not show): a call's input, a result's head and tail, an edited path, a
+    message's or summary's window."""
+    texts = [cell_text(row.get(column)) for column in ("call_input", "result_head", "result_tail", "file_path",
+                                                       "body") if row.get(column) is not None]
+    cut = bool(cell_text(row.get("result_tail"))) or len(cell_text(row.get("call_input"))) >= READ_HEAD
+    if row.get("body") is not None and "window_start" in row:
+        cut = cut or int(row.get("window_start") or 1) > 1 or len(cell_text(row.get("body"))) >= \
+            ReadWindow(window).length
+    return texts, cut
 
 
 def _window_text(row: Mapping[str, Any], terms: Sequence[str], read: ReadWindow, prefix: str = "") -> Shown:
@@ -153,14 +185,19 @@ def _window_text(row: Mapping[str, Any], terms: Sequence[str], read: ReadWindow,
 #: The kinds of candidate that tell what happened after a failure (``retrieval.resolution`` links them).
 RESOLUTION_MESSAGE = "resolution_message"
 RESOLUTION_CALL = "resolution_call"
+#: How what happened next is labelled, and a user's message among it.
+NEXT_LABEL = "[what happened next] "
+USER_LABEL = "[user] "
 
 
 class Shaped(NamedTuple):
-    """A row's composed text, the command of a tool call, and the row's score where the shape computes it."""
+    """A row's composed text, the command of a tool call, the row's score where the shape computes it, and whether
+    it shows an edit as what happened next."""
 
     shown: Shown
     command: str | None = None
     score: float | None = None
+    edit: bool = False
 
 
 class Compose(NamedTuple):
@@ -172,17 +209,29 @@ class Compose(NamedTuple):
     read: ReadWindow
 
 
+class LinkFacts(NamedTuple):
+    """What linking reads of a row that may tell what happened after a failure: whether it states a cause or fix
+    (a message's resolution cue; a call: True), a user's message and whether it supplies what was missing, the
+    command of a call, and the stems of the files an edit changed (:func:`file_stem`)."""
+
+    cued: bool
+    command: str | None = None
+    user: bool = False
+    supplies: bool = False
+    edited: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
     """How the rows of one shape become candidates: ``compose`` gives the text (None: the row is not evidence
     after all); ``priority`` breaks ties after score (a recorded outcome, 0, before narration, 1); a shape of
     what happened after a failure has a ``kind`` and ``link``, the facts ``retrieval.resolution`` links it by
-    (whether it states a cause or fix, the command; None: no resolution after all)."""
+    (:class:`LinkFacts`; None: no resolution after all)."""
 
     compose: Callable[[RawHit, Compose], Shaped | None]
     priority: int = 1
     kind: str = ""
-    link: Callable[[Mapping[str, Any]], tuple[bool, str | None] | None] | None = None
+    link: Callable[[Mapping[str, Any]], LinkFacts | None] | None = None
 
 
 def _tool_call(hit: RawHit, c: Compose) -> Shaped | None:
@@ -195,32 +244,45 @@ def _tool_call(hit: RawHit, c: Compose) -> Shaped | None:
 
 def _resolution_call(hit: RawHit, c: Compose) -> Shaped | None:
     row = hit.row
-    shown, failed = _tool_text(row, c.terms, c.read.compose)
-    if failed:
-        return None  # a call that failed again is no resolution
-    shown.text = "[what happened next] " + shown.text
-    return Shaped(shown, command_text(row.get("call_name"), row.get("call_input")))
+    edit = bool(_edited(row))
+    if edit:  # the edit that fixed it: what changed, as file history shows it
+        shown = _file_text(row, c.roots, c.terms, c.read.compose)
+    else:
+        shown, failed = _tool_text(row, c.terms, c.read.compose)
+        if failed:
+            return None  # a call that failed again is no resolution
+    shown.text = NEXT_LABEL + shown.text
+    return Shaped(shown, command_text(row.get("call_name"), row.get("call_input")), edit=edit)
 
 
-def _call_link(row: Mapping[str, Any]) -> tuple[bool, str | None] | None:
+def _edited(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The stems of the files a call edits (none: the call edits nothing)."""
+    raw = cell_text(row.get("call_input"))
+    edits = read_edits(cell_text(row.get("call_name")), raw, cell_text(row.get("file_path")) or None)
+    return tuple(dict.fromkeys(file_stem(path) for path in edit_paths(edits)))
+
+
+def _call_link(row: Mapping[str, Any]) -> LinkFacts | None:
     if tool_outcome_of(row)[0].failed:
         return None
-    return True, command_text(row.get("call_name"), row.get("call_input"))
+    return LinkFacts(True, command_text(row.get("call_name"), row.get("call_input")), edited=_edited(row))
 
 
 def _resolution_message(hit: RawHit, c: Compose) -> Shaped:
     row = hit.row
-    who = "[user] " if row.get("role") == "user" else ""
+    who = USER_LABEL if row.get("role") == "user" else ""
     start, body, score = resolution_window(cell_text(row.get("text")), RESOLUTION_CUES, c.read)
     shown = _window_text({**row, "window_start": start, "body": body}, RESOLUTION_CUES, c.read,
-                         f"[what happened next] {who}")
+                         f"{NEXT_LABEL}{who}")
     return Shaped(shown, score=float(score))
 
 
-def _message_link(row: Mapping[str, Any]) -> tuple[bool, str | None]:
-    # The message's score (resolution_window) counts the cues in its first READ_HEAD characters: it is 0
+def _message_link(row: Mapping[str, Any]) -> LinkFacts:
+    # The message's score (resolution_window) counts the cues in its first CUE_HEAD characters: it is 0
     # exactly when none is there, all that linking asks of it.
-    return has_resolution_cue(row.get("text")), None  # a BLOB read as SQLite would read it
+    user = row.get("role") == "user"
+    return LinkFacts(has_resolution_cue(row.get("text")), user=user,  # a BLOB read as SQLite would read it
+                     supplies=user and has_supply_cue(row.get("text")))
 
 
 def _title(hit: RawHit, c: Compose) -> Shaped:
@@ -290,6 +352,9 @@ class PendingResolution(NamedTuple):
     cued: bool  # a cue word in the head of the message (its score is not 0); a call: True
     command: str | None
     compose: Callable[[], Candidate | None]
+    user: bool = False  # a user's message
+    supplies: bool = False  # a user's message that supplies what was missing or asks to try again
+    edited: tuple[str, ...] = ()  # a call that edits files: their stems
 
 
 def pending_resolution(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str],
@@ -304,8 +369,9 @@ def pending_resolution(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str
     return PendingResolution(
         kind=shape.kind, session_ref=str(row["session_id"]),
         message_ref=str(row["message_ref"]) if row.get("message_ref") is not None else None,
-        observed_at=str(row["observed_at"]) if row.get("observed_at") else None, cued=facts[0], command=facts[1],
-        compose=lambda: candidate(hit, terms=terms, roots=roots, window=window))
+        observed_at=str(row["observed_at"]) if row.get("observed_at") else None, cued=facts.cued,
+        command=facts.command, compose=lambda: candidate(hit, terms=terms, roots=roots, window=window),
+        user=facts.user, supplies=facts.supplies, edited=facts.edited)
 
 
 def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window: int) -> Candidate | None:
@@ -322,6 +388,9 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
     if sidechain:
         text = "[subagent] " + text
     fold_basis = _FOLD_NOISE.sub("#", text.lower())
+    shown = shaped.shown
+    basis = f"{shaped.command or ''}\x1f{shown.anchor}" if shown.anchor else text
+    failed_call = bool(shown.anchor) and hit.evidence_type == "prior_failure"
     return Candidate(
         evidence_type=hit.evidence_type,
         session_ref=str(row["session_id"]),
@@ -336,4 +405,38 @@ def candidate(hit: RawHit, *, terms: Sequence[str], roots: Sequence[str], window
         redactions=tuple(sorted(shaped.shown.redactions.items())),
         command=shaped.command,
         kind=shape.kind,
+        signature=f"{hit.evidence_type}\x1f{signature_of(basis)}",
+        edit=shaped.edit,
+        names=named_files(row) if failed_call else frozenset(),
     )
+
+
+def signature_of(text: str) -> str:
+    """``text`` lower-cased with what varies between occurrences of one failure taken out (:data:`_SIGNATURE_NOISE`)
+    and spaces squashed."""
+    return _squash(_SIGNATURE_NOISE.sub("#", text.lower()))
+
+
+def file_stem(path: str) -> str:
+    """A file's stem as a test and its subject share it: ``tests/test_money.py`` and ``tools/money.py`` give
+    ``money``; ``invoice_test.go`` and ``invoice.go`` give ``invoice``; ``summary.test.ts`` gives ``summary``."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    for prefix in ("test_", "tests_"):
+        stem = stem[len(prefix):] if stem.startswith(prefix) else stem
+    for suffix in ("_test", "_tests", "_spec", "test", "spec"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)].rstrip("_.-")
+            break
+    return stem
+
+
+def named_files(row: Mapping[str, Any]) -> frozenset[str]:
+    """The stems (:func:`file_stem`) of the files a failed call's command and output name, at most 64."""
+    text = "\n".join(cell_text(row.get(column)) for column in ("call_input", "result_head", "result_tail"))
+    stems: dict[str, None] = {}
+    for found in _NAMED_FILE.finditer(text):
+        stems[file_stem(found.group(0))] = None
+        if len(stems) >= 64:
+            break
+    return frozenset(s for s in stems if len(s) >= 3)

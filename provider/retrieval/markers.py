@@ -17,7 +17,7 @@ Used only under the default ``unicode61`` tokenizer (no options; it reports no c
 """
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Final, NamedTuple, cast
@@ -154,9 +154,11 @@ class Tokenizers:
         self._terms = lru_cache(maxsize=MATCHERS_KEPT)(partial(_term_matcher, self.tokens))
         self._markers = lru_cache(maxsize=MATCHERS_KEPT)(partial(_marker_matcher, self.tokens))
 
-    def prepare_terms(self, raw_terms: Sequence[str], *, tokenizer: str, spec: str | None) -> PreparedTerms:
+    def prepare_terms(self, raw_terms: Sequence[str], *, tokenizer: str, spec: str | None,
+                      scripts: Mapping[str, str] | None = None) -> PreparedTerms:
         """``terms.prepare_terms`` with the query tokens of the live tokenizer (``spec``; None: ``unicode61``)."""
-        return prepare_terms(raw_terms, tokenizer=tokenizer, tokenize=self.tokens(spec or "unicode61", query=True))
+        return prepare_terms(raw_terms, tokenizer=tokenizer, tokenize=self.tokens(spec or "unicode61", query=True),
+                             scripts=scripts)
 
     def term_matcher(self, fts_terms: Sequence[str]) -> MarkerMatcher | None:
         """The matcher of the query terms' half of an FTS expression, ``"term" OR "term" …``

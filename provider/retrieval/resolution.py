@@ -17,17 +17,23 @@ from collections.abc import Sequence
 from .evidence import (
     RESOLUTION_CALL,
     RESOLUTION_MESSAGE,
+    USER_LABEL,
     Candidate,
     PendingResolution,
     candidate,
+    command_text,
     pending_resolution,
+    searched_cells,
     shape_of,
 )
 from .hits import RawHit
-from .terms import PreparedTerms, match_variants
+from .terms import PreparedTerms, admits, has_supply_cue, match_variants
+from .timeline import mark_regressions, mark_superseded
 
-#: Messages kept per session after its failures (the user supplying what was missing, the agent's account).
+#: Messages kept per session after its failures: the agent's account of the cause or fix, and the user's messages
+#: that supply what was missing (beside the user's first reply, kept whatever its words).
 MESSAGES_PER_SESSION = 3
+USER_MESSAGES_PER_SESSION = 2
 
 
 def candidates_of(hits: Sequence[RawHit], *, terms: PreparedTerms, roots: Sequence[str],
@@ -43,12 +49,24 @@ def candidates_of(hits: Sequence[RawHit], *, terms: PreparedTerms, roots: Sequen
             found = pending_resolution(hit, terms=variants, roots=roots, window=window)
             if found is not None:
                 pending.append(found)
-        else:
+        elif _admitted(hit, terms, roots, window):
             composed = candidate(hit, terms=variants, roots=roots, window=window)
             if composed is not None:
                 made.append(composed)
     linked = link_resolutions(made, pending)
-    return [c for c in linked if c.score > 0] if terms.post_filter_terms else linked
+    kept = [c for c in linked if c.score > 0] if terms.post_filter_terms else linked
+    return mark_regressions(mark_superseded(kept, terms, roots))
+
+
+def _admitted(hit: RawHit, terms: PreparedTerms, roots: Sequence[str], window: int) -> bool:
+    """Whether the row holds a term, a form of one or a command equivalent to one (``terms.admits``): SQL finds
+    rows by substrings, so a form's row may hold it only inside another word (``test`` in ``latest``), or only
+    inside a path that a read or a search names (a form counts in a path only for the history of that file)."""
+    texts, cut = searched_cells(hit.row, window)
+    row = hit.row
+    command = command_text(row.get("call_name"), row.get("call_input")) if row.get("call_name") is not None else None
+    return admits(terms, texts, cut=cut, command=command, roots=roots,
+                  edited_file=hit.evidence_type == "file_history")
 
 
 def _is_failure(c: Candidate) -> bool:
@@ -58,6 +76,18 @@ def _is_failure(c: Candidate) -> bool:
 def _cued(res: Candidate | PendingResolution) -> bool:
     """Whether a resolution message states a cause or fix (a cue in its head: its score is not 0)."""
     return res.cued if isinstance(res, PendingResolution) else res.score != 0
+
+
+def _user(res: Candidate | PendingResolution) -> tuple[bool, bool]:
+    """Whether a resolution message is the user's, and whether it supplies what was missing."""
+    if isinstance(res, PendingResolution):
+        return res.user, res.supplies
+    user = res.kind == RESOLUTION_MESSAGE and USER_LABEL in res.text
+    return user, user and has_supply_cue(res.text)
+
+
+def _edited(res: Candidate | PendingResolution) -> tuple[str, ...]:
+    return res.edited if isinstance(res, PendingResolution) else ()
 
 
 def link_resolutions(candidates: Sequence[Candidate],
@@ -74,9 +104,12 @@ def link_resolutions(candidates: Sequence[Candidate],
     given: list[Candidate | PendingResolution] = [c for c in candidates
                                                    if c.kind in (RESOLUTION_MESSAGE, RESOLUTION_CALL)]
     resolutions = sorted([*given, *pending], key=lambda c: (c.observed_at or "", c.message_ref or ""))
+    # The later successful runs of each session's commands: an edit before one of them fixed that command.
+    reruns = [(r.session_ref, r.command, r.observed_at or "") for r in resolutions
+              if r.kind == RESOLUTION_CALL and r.command and not _edited(r)]
     for res in resolutions:
-        anchor = _anchor(res, failures.get(res.session_ref, ()))
-        slot, limit = _slot(res)
+        anchor = _anchor(res, failures.get(res.session_ref, ()), reruns)
+        slot, limit = _slot(res, anchor)
         if anchor is None or taken[slot] >= limit:
             continue
         composed = res.compose() if isinstance(res, PendingResolution) else res
@@ -87,21 +120,37 @@ def link_resolutions(candidates: Sequence[Candidate],
     return out
 
 
-def _anchor(res: Candidate | PendingResolution, failures: Sequence[Candidate]) -> Candidate | None:
-    """The latest failure of the session before ``res`` that it can resolve (a call: one of the same command)."""
-    before = [f for f in failures
-              if (f.observed_at or "") < (res.observed_at or "")
-              and (res.kind == RESOLUTION_MESSAGE or (f.command is not None and f.command == res.command))]
-    return max(before, key=lambda f: (f.observed_at or "", f.message_ref or "")) if before else None
+def _anchor(res: Candidate | PendingResolution, failures: Sequence[Candidate],
+            reruns: Sequence[tuple[str, str | None, str]] = ()) -> Candidate | None:
+    """The latest failure of the session before ``res`` that it can resolve: any, for a message; for an edit, one
+    that names a file it changes or whose command passes after it (``reruns``); for another call, one of the same
+    command."""
+    when = res.observed_at or ""
+    before = [f for f in failures if (f.observed_at or "") < when]
+    edited = _edited(res)
+    if res.kind == RESOLUTION_MESSAGE:
+        fits = before
+    elif edited:
+        fits = [f for f in before if set(edited) & f.names or any(
+            session == res.session_ref and command == f.command and rerun > when for session, command, rerun in reruns)]
+    else:
+        fits = [f for f in before if f.command is not None and f.command == res.command]
+    return max(fits, key=lambda f: (f.observed_at or "", f.message_ref or "")) if fits else None
 
 
-def _slot(res: Candidate | PendingResolution) -> tuple[tuple[str, str], int]:
-    """What a kept resolution counts against, and how many that slot holds: a user message without a cue only
-    the first after a failure, the messages stating a cause or fix a few per session, a call one per command."""
+def _slot(res: Candidate | PendingResolution, anchor: Candidate | None = None) -> tuple[tuple[str, str], int]:
+    """What a kept resolution counts against, and how many that slot holds: the user's first message after a
+    failure whatever its words, and two that supply what was missing; the agent's messages stating a cause or
+    fix, a few per session; per failure the first edit that fixes it; per command the first call that passes."""
+    user, supplies = _user(res)
+    if res.kind == RESOLUTION_MESSAGE and user and (supplies or _cued(res)):
+        return (res.session_ref, "user supplies"), USER_MESSAGES_PER_SESSION
     if res.kind == RESOLUTION_MESSAGE and not _cued(res):
         return (res.session_ref, "user"), 1
     if res.kind == RESOLUTION_MESSAGE:
         return (res.session_ref, res.kind), MESSAGES_PER_SESSION
+    if _edited(res):
+        return (res.session_ref, f"edit:{anchor.message_ref if anchor else ''}"), 1
     return (res.session_ref, f"{res.kind}:{res.command}"), 1
 
 

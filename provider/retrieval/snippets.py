@@ -1,9 +1,10 @@
 """Compose evidence text that tells what happened, within the snippet budget.
 
-* A tool call: ``[label] command``, then the lines that name the query terms (keyword in context), the
-  diagnostic block (the first error line and the cause lines after it) and the summary line (test counts,
-  "found N errors", the final status). Lines keep their order in the output; a gap between shown lines is
-  marked with ``…``.
+* A tool call: ``[label] command``, then the decisive block of a failure wherever it sits in the output
+  (``decisive``: a race or panic, the last cause of a chain, a build's first error …; else the first error line
+  and the cause lines after it), the lines that name the query terms (keyword in context) and the summary line
+  (test counts, "found N errors", the final status, a build tool's exit line). Lines keep their order in the
+  output; a gap between shown lines is marked with ``…``.
 * A file edit: the path and what changed (``@@`` symbol, removed and added lines, the first lines written).
 * A message or summary: a keyword-in-context window around the first term.
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..redaction.redact import redact
+from .decisive import decisive_block, exit_lines
 from .edits import FileEdit
 from .outcome import Outcome
 from .terms import loose
@@ -42,6 +44,8 @@ _DIAGNOSTIC = (
     r"^E\s{2,}\S|\bfatal:|\bpanicked at\b|\bSegmentation fault\b|^\s*\d+:\d+\s+error\b|\bERR! code\b|"
     r"did not complete successfully|\bHTTP [45]\d\d\b|^\s*[\u00d7\u2717\u2718]\s|^\s*\u2192\s")
 _GENERIC_DIAGNOSTIC = r"\bERROR\b|\bERR!|\bdenied\b|\brefused\b|\bnot found\b|\bcannot\b"
+#: The start of an error named inside a long line (the innermost of a chain is the last).
+_INNER_ERROR = r"(?<![A-Za-z_.])[A-Za-z_.]*(?:Exception|Error|Denied|Refused|Forbidden)\b:\s"
 _ERRORISH = (
     r"(?i)error|exception|fail|traceback|refused|denied|not found|cannot|fatal|timed out|rejected|\[remote")
 _SUMMARY = (
@@ -82,10 +86,12 @@ class ReadWindow(NamedTuple):
 
 @dataclass(slots=True)
 class Shown:
-    """Composed text and the redactions made while composing it."""
+    """Composed text and the redactions made while composing it; for a failed tool call, the line that decided
+    what was shown first (``anchor``, redacted: the failure's signature is read from it)."""
 
     text: str
     redactions: Counter[str] = field(default_factory=Counter)
+    anchor: str = ""
 
 
 def squash(text: str) -> str:
@@ -132,14 +138,20 @@ def _term_hit(lowered: str, terms: Sequence[str]) -> int:
 
 
 def _pick_lines(lines: Sequence[str], terms: Sequence[str], failed: bool) -> list[int]:
-    """Line indices in priority order: diagnostic block, keyword lines, summary line (failed); else keyword
-    lines, summary line, first line; then every other line, nearest to those first."""
+    """Line indices in priority order: the decisive block (``decisive``; else the first error line and its
+    causes), keyword lines, summary line, the build tool's exit line (failed); else keyword lines, summary line,
+    first line; then every other line, nearest to those first."""
     lowered = [loose(ln) for ln in lines]
     wanted = [loose(t) for t in terms if t]
     nonblank = [i for i, ln in enumerate(lines) if ln.strip()]
     kwic = [i for i in nonblank if any(t in lowered[i] for t in wanted)][:4]
     summary = [i for i in nonblank if _compiled(_SUMMARY).search(lines[i])][-1:] or nonblank[-1:]
-    order = (_diagnostic_block(lines, nonblank) + kwic + summary) if failed else (kwic + summary + nonblank[:1])
+    if failed:
+        block = decisive_block(lines, nonblank)  # an ecosystem's idiom wherever it sits, else the first error
+        order = (block if block is not None else _diagnostic_block(lines, nonblank)) + kwic + summary
+        order += exit_lines(lines, nonblank)
+    else:
+        order = kwic + summary + nonblank[:1]
     seen = list(dict.fromkeys(order))
     return seen + _nearest_first([i for i in nonblank if i not in seen], seen)
 
@@ -169,7 +181,8 @@ def _diagnostic_block(lines: Sequence[str], nonblank: Sequence[int]) -> list[int
 
 def _display(line: str, terms: Sequence[str] = (), limit: int = LINE_MAX) -> str:
     """A line as shown: banner padding (``==== x ====``, ``____ x ____``) removed, long lines cut. A long line
-    that names a term past the cut is shown around the term instead (``… words term words …``)."""
+    that names a term past the cut is shown around the term instead (``… words term words …``); one whose
+    innermost error lies past the cut shows its head and that error (``head … api error X: why``)."""
     text = line.strip()
     text = text.strip("=_ ") or text
     if len(text) <= limit:
@@ -177,6 +190,13 @@ def _display(line: str, terms: Sequence[str] = (), limit: int = LINE_MAX) -> str
     lowered = text.lower()
     hit = _term_hit(lowered, [t.lower() for t in terms])
     if hit < 0 or hit + len(ELLIPSIS) + 24 < limit * 2 // 3:
+        inner = [m.start() for m in _compiled(_INNER_ERROR).finditer(text)]
+        if inner and inner[-1] > limit * 2 // 3:
+            # An error wrapped in others ("operation error …: api error AccessDenied: …"): its head, then the
+            # innermost error, which says what went wrong.
+            tail = cut_at_token(text[inner[-1]:], limit * 2 // 3)
+            return cut_at_token(text, limit - len(tail) - len(ELLIPSIS) - 2).removesuffix(ELLIPSIS).rstrip() + \
+                f" {ELLIPSIS} {tail}"
         return cut_at_token(text, limit)
     start = hit - limit // 3
     space = text.rfind(" ", 0, max(0, start))
@@ -239,6 +259,8 @@ def tool_story(command: str, outcome: Outcome, tail: str, *, head_cut: bool, ter
     header = _command_block(outcome.label, _redacted(command, shown.redactions), terms, max(COMMAND_MAX, budget // 3))
     picks = _pick_lines(lines, terms, outcome.failed)
     shown.text = _render(lines, [i for i in picks if lines[i] != ELLIPSIS], header, budget, terms)
+    if outcome.failed and picks:
+        shown.anchor = lines[picks[0]]
     return shown
 
 

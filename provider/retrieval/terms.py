@@ -9,6 +9,10 @@
   applied as a disclosed post-filter (``instr`` scoring). Under ``unicode61`` a CJK run is one token, so a CJK
   term is matched as a prefix phrase (``"数据库"*``), which still misses a term in the middle of a run: that
   degradation is disclosed too. Non-FTS templates match every term by substring, CJK included.
+* A term also names its other spellings (``retrieval.variants``: inflections, joined and hyphenated forms, matched
+  as whole words) and, when it is a command, its equivalent forms (``retrieval.commands``). The forms reach MATCH
+  as exact phrases; SQL ``instr`` gets the few strings that cover them (``PreparedTerms.derived``), and
+  :func:`admits` keeps a row only when a term, a form or a command equivalent to the term's is really in it.
 """
 
 import json
@@ -19,6 +23,8 @@ from typing import NamedTuple
 
 from ..contract.meta import Degradation
 from ..errors import InvalidQueryTerms
+from .commands import Command, pieces, runs, term_commands
+from .variants import covering, holds_word, is_plain, term_forms
 
 Tokenize = Callable[[str], Sequence[str]]
 
@@ -46,7 +52,13 @@ FAILURE_WORDS = ("fail", "error", "traceback", "exception", "crash", "broke", "r
 DECISION_WORDS = ("decid", "chose", "choos", "instead", "abandon", "revert", "because", "favour", "favor",
                   "replac", "switch", "drop", "rather", "went with", "settled", "for now", "until",
                   "workaround", "defer", "postpone", "go with", "going with", "from now on", "decision", "prefer",
-                  "opt", "let's", "i'll", "we'll", "should use", "move to", "moving to")
+                  "opt", "let's", "i'll", "we'll", "should use", "move to", "moving to",
+                  # a choice made or kept without those words: "use X", "X stays", "stick with X", "back to X" (a
+                  # word ending in a space is one whole token: "use " is never "user"; "keep " and "keeping "
+                  # are never "keeps", which tells what something does: "the backoff keeps retrying")
+                  "use ", "stay", "stick with", "sticking with", "keep ", "keeping ", "after all", "back to",
+                  "no longer", "from here on", "going forward", "not going", "ditch", "scrap ", "take out",
+                  "get rid of", "adopt", "standardis", "standardiz")
 
 
 def ascii_lower(text: str) -> str:
@@ -71,17 +83,28 @@ class PreparedTerms(NamedTuple):
     """The request's terms after normalisation, ready for binding."""
 
     terms: tuple[str, ...]                 # normalised, de-duplicated, in request order
-    instr_terms: tuple[str, ...]           # lower-cased for instr() scoring (SQLite lower semantics)
-    fts_terms: tuple[str, ...]             # FTS5 strings that reach MATCH
+    instr_terms: tuple[str, ...]           # lower-cased for instr() scoring (SQLite lower semantics); derived last
+    fts_terms: tuple[str, ...]             # FTS5 strings that reach MATCH (the terms', then their forms')
     post_filter_terms: tuple[str, ...]     # short terms under trigram, applied by instr only
     degradations: tuple[Degradation, ...] = ()
+    #: The terms of plain words (lower-case): matched as whole words, never inside another word.
+    plain: tuple[str, ...] = ()
+    #: The whole-word forms of the plain terms (``retrieval.variants``), the terms themselves included.
+    words: tuple[str, ...] = ()
+    #: The strings of ``instr_terms`` that no term is, added for the forms and the commands (SQL finds rows by them,
+    #: :func:`admits` decides).
+    derived: tuple[str, ...] = ()
+    #: What the terms that name a command run (``retrieval.commands``).
+    commands: tuple[Command, ...] = ()
 
     def fts_any(self) -> str | None:
         return " OR ".join(self.fts_terms) if self.fts_terms else None
 
 
-def prepare_terms(raw_terms: Sequence[str], *, tokenizer: str, tokenize: Tokenize) -> PreparedTerms:
-    """Normalise and quote terms for the live tokenizer; raise if nothing usable remains."""
+def prepare_terms(raw_terms: Sequence[str], *, tokenizer: str, tokenize: Tokenize,
+                  scripts: Mapping[str, str] | None = None) -> PreparedTerms:
+    """Normalise and quote terms for the live tokenizer; raise if nothing usable remains. ``scripts``: the
+    repository's package.json scripts by name (what ``npm test`` runs), if any."""
     seen: dict[str, None] = {}
     for raw in raw_terms:
         term = normalise(raw)
@@ -112,17 +135,71 @@ def prepare_terms(raw_terms: Sequence[str], *, tokenizer: str, tokenize: Tokeniz
         usable.append(term)
     if not usable:
         raise InvalidQueryTerms("query terms reduce to nothing searchable")
+    instr = tuple(dict.fromkeys(ascii_lower(t) for t in usable))
+    plain = tuple(ascii_lower(t) for t in usable if is_plain(t))
+    words, fts_forms = _forms(usable, tokenizer=tokenizer, tokenize=tokenize, quoted=set(fts))
+    commands = tuple(dict.fromkeys(c for t in usable for c in term_commands(t, scripts or {})))
+    derived = tuple(d for d in dict.fromkeys((*covering(words, instr), *pieces(commands))) if d and d not in instr)
     return PreparedTerms(
         terms=terms,
-        instr_terms=tuple(ascii_lower(t) for t in usable),
-        fts_terms=tuple(fts),
+        instr_terms=(*instr, *derived),
+        fts_terms=(*fts, *fts_forms),
         post_filter_terms=tuple(short),
         degradations=tuple(sorted(degradations)),
+        plain=plain,
+        words=words,
+        derived=derived,
+        commands=commands,
     )
 
 
+def _forms(usable: Sequence[str], *, tokenizer: str, tokenize: Tokenize,
+           quoted: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The whole-word forms of the plain terms, and the FTS5 strings of those that are not terms themselves (each a
+    phrase the live tokenizer gives tokens for; under trigram at least three characters)."""
+    words: dict[str, None] = {}
+    fts: dict[str, None] = {}
+    for term in usable:
+        if not is_plain(term):
+            continue
+        for form in term_forms(term):
+            words[form] = None
+            quoted_form = fts_string(form)
+            if quoted_form in quoted or (tokenizer == "trigram" and len(form) < 3) or not tokenize(form):
+                continue
+            fts[quoted_form] = None
+    return tuple(words), tuple(f for f in fts if f not in quoted)
+
+
+def admits(terms: PreparedTerms, texts: Sequence[str], *, cut: bool, command: str | None = None,
+           roots: Sequence[str] = (), edited_file: bool = False) -> bool:
+    """Whether a row whose searched cells read as ``texts`` holds what the request asks, as far as these texts
+    tell: a term that is not plain words as a substring (as SQL found it), a plain term or one of its forms as a
+    whole word, or (``command``: the row's command) a command equivalent to a term's. A form that is not the term
+    itself counts inside a path or identifier only in an ``edited_file`` row (file history: the file is what the
+    evidence is about, and ``webhook`` names the history of ``webhooks.py``); in a read, a search, an output or
+    a message it must stand as a word (``retrieval.variants.holds_word``). When nothing here holds,
+    the row is kept only if ``cut`` (SQL searched text these do not show) — the rows of a request whose terms
+    add no form and name no plain word or command are kept whatever they hold, as before."""
+    if not terms.plain and not terms.derived:
+        return True
+    derived = set(terms.derived)
+    others = match_variants([t for t in terms.instr_terms if t not in derived and t not in terms.plain], roots)
+    lowered = [ascii_lower(t) for t in texts]
+    if others and any(v in low or v in loose(low) for low in lowered for v in others):
+        return True
+    plain = set(terms.plain)
+    if any(holds_word(text, low, form, variant=form not in plain and not edited_file)
+           for text, low in zip(texts, lowered, strict=True) for form in terms.words):
+        return True
+    if command is not None and runs(command, terms.commands, roots):
+        return True
+    return cut
+
+
 def marker_expression(words: Sequence[str], tokenizer: str) -> str:
-    """An FTS5 OR-group of the provider's own marker words (prefix form unless trigram)."""
+    """An FTS5 OR-group of the provider's own marker words (prefix form unless trigram, or unless the word holds a
+    space: a phrase, or one whole token written with a space after it)."""
     parts = []
     for word in words:
         quoted = fts_string(word)
@@ -192,18 +269,23 @@ def match_variants(instr_terms: Sequence[str], roots: Sequence[str]) -> tuple[st
     return tuple(out)
 
 
-#: Cue words matched by substring (``instr``) where FTS cannot segment the text: lower-case, English, Chinese
-#: and Japanese. They are constants of the provider, never request text.
+#: Cue words matched by substring (``instr``) where FTS cannot segment the text: lower-case, English, Chinese,
+#: Japanese and Korean. They are constants of the provider, never request text.
 FAILURE_CUES = (
     "fail", "error", "traceback", "exception", "crash", "refused", "denied", "cannot", "timed out",
     "失败", "错误", "报错", "异常", "拒绝", "超时", "无法", "崩溃", "原因", "导致", "耗尽", "不够", "卡住",
     "失敗", "エラー", "例外", "拒否", "タイムアウト", "できません", "止まる", "止まり", "落ちる", "原因",
     "问题", "問題", "不了", "されない",
+    # Korean: failure, error, exception, "does not work", "will not", refused, timeout, crash, cause
+    "실패", "오류", "에러", "예외", "안 돼", "안돼", "안 되", "안되", "되지 않", "작동하지 않", "동작하지 않",
+    "거부", "시간 초과", "타임아웃", "멈춰", "멈춥", "튕겨", "먹통", "깨져", "원인", "문제",
 )
 DECISION_CUES = (
     "decid", "chose", "choos", "instead", "abandon", "revert", "because", "switch", "rather", "went with",
     "决定", "选择", "改成", "改为", "换成", "而不是", "放弃", "因为", "采用", "原因",
     "決定", "選択", "代わりに", "切り替え", "やめ", "ため", "採用", "原因", "修正しました", "直しました",
+    # Korean: decided, chose, instead, switch to, keep, reverted, adopt, because, cause, fixed
+    "결정", "하기로", "선택", "대신", "바꾸", "바꿨", "유지", "되돌", "채택", "때문", "원인", "수정했", "고쳤",
 )
 
 
@@ -227,6 +309,23 @@ RESOLUTION_CUES = (
     "根本原因", "原因是", "原因", "修复", "已修复", "解决", "改成", "改为", "已经正常", "我已", "已添加", "已授予",
     "原因は", "修正しました", "直しました", "解決", "追加しました", "切り替え", "付与しました", "設定しました",
     "因为", "是由于", "导致", "已经", "好了", "ため", "せいで", "しました",
+    # the agent naming the cause of a failure in words of its own
+    "the problem is", "the issue is", "the error is", "the failure is", "is failing because", "different cause",
+    "another cause", "different failure", "the test expects", "was caused", "is caused", "that's why",
+    "that is why",
+    # Korean: the cause is, because, fixed, resolved, added, granted, set, retry
+    "원인은", "원인이", "때문", "수정했", "고쳤", "해결", "추가했", "권한을 부여", "부여했", "설정했", "다시 시도",
+)
+#: What a user's message says when it supplies what a failure lacked (a permission, a token scope, a role, a key,
+#: a package) or asks to try again; a user's message after a failure is read with these besides
+#: :data:`RESOLUTION_CUES` (``retrieval.resolution``). Lower-case; English, Chinese, Japanese, Korean.
+SUPPLY_CUES = (
+    "now has", "now have", "has access", "have access", "write access", "read access", "permission", "scope",
+    "role", "granted", "i gave", "i've given", "i added", "added the", "i enabled", "enabled", "i created",
+    "attached", "installed", "exported", "configured", "logged in", "is set", "are set", "try again", "retry",
+    "run it again", "once more", "again", "go ahead", "should work now", "works now", "is free now", "is up",
+    "权限", "已授予", "已添加", "已配置", "重试", "再试", "権限", "付与", "追加しました", "もう一度", "再実行",
+    "권한", "부여", "추가했", "설정했", "다시",
 )
 #: The cues without a non-ASCII character: all an ASCII-only text can hold.
 _ASCII_RESOLUTION_CUES = tuple(dict.fromkeys(c for c in RESOLUTION_CUES if c.isascii()))
@@ -247,6 +346,17 @@ def has_resolution_cue(text: object) -> bool:
         return False
     head = ascii_lower(text[:CUE_HEAD])
     return any(cue in head for cue in (_ASCII_RESOLUTION_CUES if head.isascii() else _ALL_RESOLUTION_CUES))
+
+
+def has_supply_cue(text: object) -> bool:
+    """Whether a user's message says it supplied what a failure lacked or asks to try again (:data:`SUPPLY_CUES`,
+    in its first :data:`CUE_HEAD` characters, ASCII case folded)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if not isinstance(text, str):
+        return False
+    head = ascii_lower(text[:CUE_HEAD])
+    return any(cue in head for cue in SUPPLY_CUES)
 
 
 class Markers(NamedTuple):

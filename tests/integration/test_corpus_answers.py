@@ -7,6 +7,8 @@ at seeds 11, 12 and 13 and real-obelisk-formats, produced by ``tools/corpus_answ
 install's python. This test recomputes every answer with this tree, normalised by the same function (which
 drops only what varies between two runs of the same code, plus the freshness counters issue 13 defines
 differently: listed in ``tools/corpus_answers.py``), and compares them exactly, situation by situation.
+Issue 32 (evidence that knows what came after) changed the answers listed in ``ISSUE_32_CHANGES``, each for the
+reason its test states, and added the corpus's ``time-*`` situations.
 """
 
 from __future__ import annotations
@@ -132,3 +134,55 @@ def test_issue_35_f16_gains_the_wrap_up_of_a_session_without_a_stored_summary() 
     finally:
         conn.close()
     assert last == (wrapup["message_ref"],)
+
+
+def test_a_plan_step_is_written_as_the_template_it_answers_for() -> None:
+    """The term probe (``X.term_probe.v1``) answers for ``X`` within a budget of a few milliseconds, so whether it
+    or the template answered depends on the machine's load: both are written ``X`` at its own version."""
+    tool = _tool()
+    assert tool.template_of("prior_failure.narration.term_probe.v1") == "prior_failure.narration.v2"
+    assert tool.template_of("prior_failure.narration.fts_first.v2") == "prior_failure.narration.v2"
+    assert tool.template_of("prior_failure.resolution_calls.v1") == "prior_failure.resolution_calls.v1"
+
+
+#: The answers issue 32 changed (besides its new ``time-*`` situations), per set, and what each now shows.
+EDIT_AFTER = "[what happened next] [Edit applied]"
+PATCH_AFTER = "[what happened next] [apply_patch applied]"
+WRITE_AFTER = "[what happened next] [Write applied]"
+MULTIEDIT_AFTER = "[what happened next] [MultiEdit applied]"
+ISSUE_32_CHANGES: dict[str, dict[str, tuple[str, ...]]] = {
+    # The edit that fixed a failure (to a file the failure names, or before its command passes again) is
+    # what happened next; a repeated signature's first item says when it happened first and last.
+    "corpus-seed-11": {
+        "claude-repeat-3-sessions": (MULTIEDIT_AFTER, "[repeated in 3 sessions, 2026-"),
+        "claude-repeat-resolved-by-fix-statement": (MULTIEDIT_AFTER, "[repeated in 3 sessions, 2026-"),
+        "claude-resolution-ja": (WRITE_AFTER,), "claude-resolution-same-command": (EDIT_AFTER,),
+        "claude-resolution-zh": (EDIT_AFTER,), "claude-tool-error-exit-code": (EDIT_AFTER,),
+        "claude-worktree-failure": (WRITE_AFTER,), "codex-json-output-failure": (PATCH_AFTER,),
+        "codex-repeat-2-sessions-two-forms": ("[repeated in 2 sessions, 2026-",),
+        "codex-resolution-root-cause-and-rerun": (PATCH_AFTER,), "codex-resolution-same-command": (PATCH_AFTER,),
+    },
+    "real-obelisk-formats": {
+        "F02": (EDIT_AFTER, "[repeated in 3 sessions, 2026-"), "F04": (PATCH_AFTER,), "F09": (PATCH_AFTER,),
+        "F15": (EDIT_AFTER,), "F20": (EDIT_AFTER,), "F21": (EDIT_AFTER,), "F22": (EDIT_AFTER,),
+        "F34-not-codex-kite-api": (PATCH_AFTER,), "F39": (PATCH_AFTER,), "F41": (EDIT_AFTER,),
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_32_CHANGES))
+def test_the_answers_issue_32_changed_show_what_came_after(name: str) -> None:
+    """Each answer issue 32 changed shows what it changed for: the fixing edit placed right after a failure of
+    its session, the date range of a repeated failure; and every corpus set holds the time-aware situations."""
+    answers = _golden()["sets"][name]
+    for sid, shown in ISSUE_32_CHANGES[name].items():
+        items = (answers[sid].get("result") or {}).get("items", [])
+        snippets = [i["snippet"] for i in items]
+        for phrase in shown:
+            assert any(phrase in s for s in snippets), (sid, phrase, snippets)
+        for at, item in enumerate(items):
+            if item["snippet"].startswith("[what happened next] ["):  # an edit or a run, after its session's failure
+                earlier = [i for i in items[:at] if i["session_ref"] == item["session_ref"]]
+                assert earlier and earlier[-1]["evidence_type"] == "prior_failure", (sid, snippets)
+    for seed in (11, 12, 13):
+        assert sum(sid.startswith("time-") for sid in _golden()["sets"][f"corpus-seed-{seed}"]) >= 30

@@ -187,11 +187,11 @@ def test_only_the_resolutions_that_are_kept_are_composed_and_the_answer_is_the_s
     """Linking decides a resolution row by its session, time, ref, score and command: composing its story first
     (every row) or only for the rows kept gives the same candidates, in the same order."""
     import obelisk_session_evidence.service as service
-    from obelisk_session_evidence.retrieval import engine, evidence, resolution
+    from obelisk_session_evidence.retrieval import evidence, resolution
     from obelisk_session_evidence.retrieval import terms as cue_terms
 
-    # A message's score counts the cues in its first READ_HEAD characters; has_resolution_cue reads CUE_HEAD.
-    assert cue_terms.CUE_HEAD == engine.READ_HEAD
+    # A message's score counts the cues in its first CUE_HEAD characters, as has_resolution_cue reads them.
+    assert evidence.resolution_window("x" * cue_terms.CUE_HEAD + "fixed", ("fixed",), evidence.ReadWindow(100))[2] == 0
 
     captured: list[Any] = []
     original = service.run_templates

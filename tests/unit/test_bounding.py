@@ -32,7 +32,9 @@ def test_identical_evidence_across_sessions_keeps_one_item_per_session_with_the_
     folded = fold(cands)
     assert [f.item.session_ref for f in folded] == ["s3", "s2", "s1"]  # newest first, none hidden
     assert all(f.occurrences == 1 and f.sessions == 3 for f in folded)
-    assert all(f.item.text.startswith("[repeated in 3 sessions] ") for f in folded)
+    # The first item of the repeated signature also says when it happened first and last.
+    assert folded[0].item.text.startswith("[repeated in 3 sessions, 2026-10-01 to 2026-10-03] ")
+    assert all(f.item.text.startswith("[repeated in 3 sessions] ") for f in folded[1:])
 
 
 def test_identical_evidence_folds_only_within_one_session() -> None:
@@ -41,7 +43,7 @@ def test_identical_evidence_folds_only_within_one_session() -> None:
     folded = {(f.item.session_ref, f.item.message_ref): f for f in fold(cands)}
     assert set(folded) == {("s1", "m2"), ("s2", "m3"), ("s2", "m4")}
     assert folded[("s1", "m2")].item.text == "[repeated 2x in this session, in 2 sessions] boom"
-    assert folded[("s2", "m3")].item.text == "[repeated in 2 sessions] boom"
+    assert folded[("s2", "m3")].item.text == "[repeated in 2 sessions, 2026-10-01 to 2026-10-03] boom"
     assert folded[("s2", "m4")].item.text == "other"
 
 

@@ -13,10 +13,9 @@ import json
 import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from obelisk_session_evidence.retrieval.engine import READ_HEAD
 from obelisk_session_evidence.retrieval.evidence import resolution_window
 from obelisk_session_evidence.retrieval.snippets import ReadWindow
-from obelisk_session_evidence.retrieval.terms import RESOLUTION_CUES
+from obelisk_session_evidence.retrieval.terms import CUE_HEAD, RESOLUTION_CUES
 
 #: The select-list of prior_failure.resolution_messages.v1 before the window moved to Python.
 OLD_SQL = """SELECT max(1, COALESCE((SELECT min(instr(lower(:text), c.value)) FROM json_each(:cues) AS c
@@ -33,7 +32,7 @@ PIECES = st.sampled_from([*RESOLUTION_CUES[:12], *RESOLUTION_CUES[-10:], "Root C
 
 def sqlite_window(text: str, cues: tuple[str, ...], read: ReadWindow) -> tuple[int, str, int]:
     row = CONN.execute(OLD_SQL, {"text": text, "cues": json.dumps(list(cues)), "pre": read.sql_pre,
-                                 "window": read.length, "head": READ_HEAD}).fetchone()
+                                 "window": read.length, "head": CUE_HEAD}).fetchone()
     assert row is not None
     return int(row[0]), str(row[1]), int(row[2])
 

@@ -39,6 +39,35 @@ def test_scorer_needs_session_type_and_phrase() -> None:
     assert other.scope_violations == 1
 
 
+def test_scorer_reads_markers_order_and_repeats() -> None:
+    """A fact may ask for a marker in the same item, its absence, the lead among its types, or any of its sessions."""
+    marked = Fact("S1", ("decision",), "use X", "d", with_phrases=("superseded_by",))
+    item = {"session_ref": "S1", "evidence_type": "decision", "snippet": "[superseded_by m 2026-01-02] use X"}
+    assert score(_sit(facts=(marked,)), _evalset(), _env(item), 1.0).found == [True]
+    assert score(_sit(facts=(marked,)), _evalset(), _env({**item, "snippet": "use X"}), 1.0).found == [False]
+    clean = Fact("S1", ("decision",), "use X", "d", without_phrases=("superseded_by",))
+    assert score(_sit(facts=(clean,)), _evalset(), _env(item), 1.0).found == [False]
+    leads = Fact("S1", ("decision",), "use Y", "d", leads=True)
+    current = {"session_ref": "S1", "evidence_type": "decision", "snippet": "use Y"}
+    failure = {"session_ref": "S1", "evidence_type": "prior_failure", "snippet": "boom"}
+    assert score(_sit(facts=(leads,)), _evalset(), _env(failure, current, item), 1.0).found == [True]
+    assert score(_sit(facts=(leads,)), _evalset(), _env(item, current), 1.0).found == [False]
+    anywhere = Fact("S1", ("prior_failure",), "boom", "f", or_sessions=("S3",))
+    assert score(_sit(facts=(anywhere,)), _evalset(), _env({**failure, "session_ref": "S3"}), 1.0).found == [True]
+    assert score(_sit(facts=(anywhere,)), _evalset(), _env({**failure, "session_ref": "S2"}), 1.0).found == [False]
+
+
+def test_situation_limits_reach_the_request() -> None:
+    import json
+
+    from tools.devkit.evaluation.runner import Limits, _request
+
+    scope = ScopeSpec("claude", "r", ("/r",))
+    tight = json.loads(_request(_sit(max_items=3, max_total_chars=900), scope, Limits()))["limits"]
+    assert (tight["max_items"], tight["max_total_chars"]) == (3, 900)
+    assert json.loads(_request(_sit(), scope, Limits()))["limits"] == Limits().as_json()
+
+
 def test_scorer_counts_false_items_on_negatives() -> None:
     item = {"session_ref": "S1", "evidence_type": "prior_failure", "snippet": "unrelated"}
     assert score(_sit(negative=True), _evalset(), _env(item, item), 1.0).false_items == 2

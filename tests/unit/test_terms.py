@@ -107,7 +107,9 @@ def test_terms_that_tokenize_to_nothing_are_dropped() -> None:
 
 def test_trigram_short_terms_become_a_disclosed_post_filter() -> None:
     terms = prepare_terms(["quick", "ok"], tokenizer="trigram", tokenize=_tokenize_with("trigram"))
-    assert terms.fts_terms == ('"quick"',)
+    # The term first, then the whole-word forms of it (never the short term, never a prefix query).
+    assert terms.fts_terms[0] == '"quick"' and '"ok"' not in terms.fts_terms
+    assert all(t.startswith('"quick') and t.endswith('"') for t in terms.fts_terms)
     assert terms.post_filter_terms == ("ok",)
     assert "ok" in terms.instr_terms
     assert "trigram_short_term_post_filter" in terms.degradations

@@ -1,9 +1,9 @@
 """Figures from scored situations, the printed table and the pass/fail verdict.
 
-Recall of required facts (overall, per evidence type, per agent, per fact kind; per situation class in the
-JSON), false items on negative situations, characters per answer (snippet characters; median, p95, max; the
-same over the answers of 5 to 8 items, the size the issue's 1-3 k goal is for; per item; and the whole
-result JSON), latency (median, p95) and scope violations.
+Recall of required facts (overall, per evidence type, per agent, per fact kind, per situation class), false
+items on negative situations (in all and per class), characters per answer (snippet characters; median, p95,
+max; the same over the answers of 5 to 8 items, the size the issue's 1-3 k goal is for; per item; and the
+whole result JSON), latency (median, p95) and scope violations.
 """
 
 from __future__ import annotations
@@ -44,6 +44,18 @@ def _recall(pairs: list[tuple[str, bool]]) -> dict[str, dict[str, Any]]:
             for k, v in sorted(grouped.items())}
 
 
+def _false_by_class(outcomes: Sequence[Outcome]) -> dict[str, dict[str, int]]:
+    """Per class of the negative situations: how many there are and the false items they got."""
+    out: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        if o.situation.negative:
+            for c in o.situation.classes:
+                row = out.setdefault(c, {"negatives": 0, "false_items": 0})
+                row["negatives"] += 1
+                row["false_items"] += o.false_items
+    return dict(sorted(out.items()))
+
+
 def figures(name: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
     facts = [(o, f, ok) for o in outcomes for f, ok in zip(o.situation.facts, o.found, strict=True)]
     found = sum(ok for _, _, ok in facts)
@@ -61,6 +73,7 @@ def figures(name: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "recall_by_kind": _recall([(f.kind, ok) for _, f, ok in facts]),
         "recall_by_class": _recall([(c, ok) for o, _, ok in facts for c in o.situation.classes]),
         "false_items": sum(o.false_items for o in outcomes),
+        "false_items_by_class": _false_by_class(outcomes),
         "negatives_with_false_items": sum(1 for o in outcomes if o.false_items),
         "scope_violations": sum(o.scope_violations for o in outcomes),
         "not_ok_outcomes": sum(1 for o in outcomes if o.outcome != "ok"),
@@ -115,4 +128,16 @@ def table(fig: dict[str, Any]) -> str:
         f"| scope violations | {fig['scope_violations']} |",
         f"| outcomes other than ok | {fig['not_ok_outcomes']} |",
     ]
+    return "\n".join(lines) + "\n\n" + class_table(fig)
+
+
+def class_table(fig: dict[str, Any]) -> str:
+    """Recall and false items per situation class (a class of negatives only shows its false items)."""
+    lines = ["| class | recall | false items (negatives) |", "|---|---|---|"]
+    recall, false = fig["recall_by_class"], fig.get("false_items_by_class", {})
+    for name in sorted(set(recall) | set(false)):
+        r = recall.get(name)
+        shown = f"{r['found']}/{r['required']} = {r['recall']:.3f}" if r else "-"
+        f = false.get(name)
+        lines.append(f"| `{name}` | {shown} | " + (f"{f['false_items']} ({f['negatives']})" if f else "-") + " |")
     return "\n".join(lines)

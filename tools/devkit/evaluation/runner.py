@@ -61,6 +61,9 @@ def _config(scopes: list[ScopeSpec]) -> dict[str, Any]:
 
 
 def _request(sit: Situation, scope: ScopeSpec, limits: Limits) -> bytes:
+    limits = Limits(max_sessions=limits.max_sessions, max_items=sit.max_items or limits.max_items,
+                    max_snippet_chars=limits.max_snippet_chars,
+                    max_total_chars=sit.max_total_chars or limits.max_total_chars)
     return json.dumps({
         "schema_version": "historical_evidence_request_v0", "request_id": f"eval-{sit.id}",
         "situation_id": sit.id, "trigger": "operator_requested_history",
@@ -71,8 +74,19 @@ def _request(sit: Situation, scope: ScopeSpec, limits: Limits) -> bytes:
 
 
 def _shows(item: dict[str, Any], fact: Fact) -> bool:
-    return (item.get("session_ref") == fact.session_id and item.get("evidence_type") in fact.evidence_types
-            and _norm(fact.phrase) in _norm(str(item.get("snippet", ""))))
+    snippet = _norm(str(item.get("snippet", "")))
+    return (item.get("session_ref") in (fact.session_id, *fact.or_sessions)
+            and item.get("evidence_type") in fact.evidence_types
+            and all(_norm(p) in snippet for p in (fact.phrase, *fact.with_phrases))
+            and not any(_norm(p) in snippet for p in fact.without_phrases))
+
+
+def _found(items: list[dict[str, Any]], fact: Fact) -> bool:
+    """Whether an item shows ``fact``; a fact that ``leads`` only by the first item of its evidence types."""
+    if fact.leads:
+        first = next((i for i in items if i.get("evidence_type") in fact.evidence_types), None)
+        return first is not None and _shows(first, fact)
+    return any(_shows(i, fact) for i in items)
 
 
 def score(sit: Situation, evalset: EvalSet, envelope: dict[str, Any], latency_ms: float) -> Outcome:
@@ -82,7 +96,7 @@ def score(sit: Situation, evalset: EvalSet, envelope: dict[str, Any], latency_ms
     items: list[dict[str, Any]] = list(result.get("items") or [])
     violations = sum(1 for i in items
                      if evalset.sessions.get(str(i.get("session_ref"))) != (sit.source, sit.repository))
-    found = [any(_shows(i, fact) for i in items) for fact in sit.facts]
+    found = [_found(items, fact) for fact in sit.facts]
     false_items = 0
     if sit.negative:
         phrase = sit.forbidden_phrase

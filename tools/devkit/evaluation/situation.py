@@ -3,7 +3,10 @@
 A :class:`Situation` is one realistic request (an agent and a repository scope, evidence types and query
 terms taken from canonical situation fields: a command, an error class, a file). A positive situation lists
 :class:`Fact` s: a session, the evidence types an item may carry, and a key phrase the item's snippet must
-contain. A negative situation expects no item (or, with ``forbidden_phrase``, no item showing that phrase).
+contain; a fact may also ask what the same item says besides (``with_phrases``, a marker such as
+``superseded_by``), must not say (``without_phrases``), and where it stands (``leads``: the first item of its
+evidence types). A negative situation expects no item (or, with ``forbidden_phrase``, no item showing that
+phrase). A situation may ask under tighter limits than the runner's (``max_items``, ``max_total_chars``).
 An :class:`EvalSet` binds situations to one database, its enabled scopes and the scope each session belongs
 to (for the scope-violation count).
 """
@@ -24,6 +27,14 @@ class Fact:
     evidence_types: tuple[EvidenceType, ...]
     phrase: str
     kind: str
+    #: Phrases the same item must show as well (a label the provider adds: ``superseded_by``, ``regression``).
+    with_phrases: tuple[str, ...] = ()
+    #: Phrases the same item must not show (the current decision carries no ``superseded_by``).
+    without_phrases: tuple[str, ...] = ()
+    #: The item must be the first of the answer's items whose evidence type is one of ``evidence_types``.
+    leads: bool = False
+    #: Other sessions whose item shows the fact as well (one failure repeated in many sessions: any of them).
+    or_sessions: tuple[str, ...] = ()
 
     @property
     def evidence_type(self) -> EvidenceType:
@@ -42,6 +53,8 @@ class Situation:
     negative: bool = False
     forbidden_phrase: str | None = None  # negative: None = any item is false; else items showing the phrase
     classes: tuple[str, ...] = ()
+    max_items: int | None = None  # None: the runner's limit
+    max_total_chars: int | None = None
 
 
 @dataclass(frozen=True)
