@@ -503,6 +503,18 @@ def test_identity_never_raises_on_remotes_git_prints_or_fails_to_list(world: Wor
     assert code == 0 and doc["scope"]["remote_digests"] == [] and doc["scope"]["worktrees_bound"] == 1, doc
 
 
+def test_identity_never_raises_on_a_remote_url_holding_a_newline(world: World) -> None:
+    """A remote URL set in the config may hold a newline: ``git remote -v`` then prints a line without a tab,
+    which is no remote (skipped), never an error; the other remotes still count."""
+    w = world
+    alpha = w.repos["alpha-svc"]
+    git(alpha, "remote", "add", "origin", "git@github.com:acme/alpha-svc.git")
+    git(alpha, "config", "remote.evil.url", "https://example.com/a\nno-tab-here")
+    identity, _ = repository_identity(str(alpha), include_worktrees=False, key=KEY)
+    assert identity.kind == "git" and identity.root_commit
+    assert remote_digest("github.com/acme/alpha-svc", KEY) in identity.remote_digests
+
+
 def test_every_enable_refusal_code_is_a_documented_one() -> None:
     """``errors.LIFECYCLE_CODES`` lists exactly the codes ``enable``/``disable`` refuse with (stable codes)."""
     import re
