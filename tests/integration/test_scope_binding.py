@@ -252,6 +252,20 @@ def test_slash_and_the_home_directory_are_refused(world: World, which: str) -> N
         assert code == 0 and doc["scope"]["allowances"] == ["broad_root"], doc
 
 
+def test_the_password_databases_home_is_refused_whatever_home_says(world: World) -> None:
+    """``$HOME`` can point anywhere (here a temporary folder): the home directory the password database gives
+    this user is refused as a root all the same."""
+    import pwd
+
+    w = world
+    home = Path(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir))
+    assert str(home) != os.path.realpath(w.env["HOME"])
+    code, doc, _ = enable(w, home)
+    assert code == 2 and doc["error"]["code"] == "root_too_broad", doc
+    assert "is the home directory" in doc["error"]["detail"]
+    assert not w.config.exists()
+
+
 def test_a_tree_too_large_to_walk_is_refused_unless_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The walk stops at ``WALK_ENTRIES`` (lowered here: a tree of 100,000 entries takes seconds to make) and
     says so, instead of walking on."""
