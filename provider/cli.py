@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import gc
+import io
 import json
 import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from ._version import PROVIDER_ID, PROVIDER_VERSION
 from .admission.config import CONFIG_ENV, ProviderConfig, default_config_path, default_db_path, load_config
@@ -97,6 +98,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """One envelope per input line, blank lines included (a caller pairing replies by position stays in step)."""
+    from .contract.parse import is_ping
     from .service import WarmState, answer, error_response
 
     db, config, named = _db_path(args), _config_path(args), _config_named(args)
@@ -104,45 +106,112 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for line in bounded_lines(sys.stdin.buffer, STDIN_BOUND):
         if not line.strip():
             response = error_response(MalformedJson("the request line is empty"))
+        elif is_ping(line):  # {"schema_version": "provider_ping_v0"}: who answers, not a request
+            from .commands.ping import pong
+
+            _emit(pong(config, must_exist=named))
+            continue
         else:
             response = answer(line, db_path=db, config_path=config, config_must_exist=named, warm=warm)
         _emit(response.envelope)
     return 0
 
 
-def _refused(err: ProviderError) -> int:
-    """An operator command's typed refusal, as ``enable`` prints one: one JSON line on stdout; exit 2."""
-    sys.stdout.write(json.dumps({"ok": False, "error": {"code": err.code, "detail": err.detail}}) + "\n")
+def _printed(fmt: str, produce: Callable[[TextIO], int]) -> int:
+    """Run a command that writes one JSON document (a line) to the stream it is given, and print that document
+    as ``fmt`` says: ``json`` as it is, ``text`` as the same document for a person (``commands/text.py``)."""
+    if fmt == "json":
+        return produce(sys.stdout)
+    from .commands.text import render_document
+
+    buffer = io.StringIO()
+    code = produce(buffer)
+    sys.stdout.writelines(render_document(json.loads(line)) for line in buffer.getvalue().splitlines()
+                          if line.strip())
     sys.stdout.flush()
-    return 2
+    return code
+
+
+def _refused(err: ProviderError, fmt: str = "json") -> int:
+    """An operator command's typed refusal, as ``enable`` prints one: one JSON line on stdout; exit 2."""
+    def write(out: TextIO) -> int:
+        out.write(json.dumps({"ok": False, "error": {"code": err.code, "detail": err.detail}}) + "\n")
+        return 2
+
+    return _printed(fmt, write)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .contract.models import export_json_schema
+    from .contract.models import DOCUMENTS, export_json_schema, typescript_declarations
 
-    _emit(export_json_schema())
+    if args.format == "typescript":
+        sys.stdout.write(typescript_declarations())
+        return 0
+    schemas = export_json_schema()
+    if args.name is not None and args.name not in schemas:
+        sys.stderr.write(f"{PROG} schema: NAME is not a document; one of: {', '.join(schemas)}\n")
+        return EX_USAGE
+    chosen = [d for d in DOCUMENTS if args.name in (None, d.name)]
+    if args.format == "json":
+        _emit(schemas[args.name] if args.name else schemas)
+    else:
+        width = max(len(d.name) for d in chosen) + 2
+        sys.stdout.write(f"JSON Schemas {schemas[chosen[0].name]['version']} (print one: {PROG} schema NAME; "
+                         f"TypeScript: {PROG} schema --format typescript)\n")
+        sys.stdout.writelines(f"  {d.name:<{width}}{d.type_name}: {d.where}\n    {schemas[d.name]['$id']}\n"
+                              for d in chosen)
+    sys.stdout.flush()
     return 0
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    """The shell completion script, generated from this parser by ``shtab`` (the optional ``completion`` extra)."""
+    try:
+        import shtab
+    except ImportError:
+        sys.stderr.write(f"{PROG} completion: needs the optional shtab package: pip install "
+                         f"'{PROG}[completion]'\n")
+        return 2
+    parser = build_parser()
+    for action in _actions(parser):  # file and folder options complete paths
+        if action.metavar in ("PATH", "FILE"):
+            action.complete = shtab.FILE  # type: ignore[attr-defined]
+        elif action.metavar == "DIR":
+            action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
+    sys.stdout.write(shtab.complete(parser, shell=args.shell))
+    sys.stdout.flush()
+    return 0
+
+
+def _actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Every action of ``parser`` and of its commands' parsers."""
+    found = list(parser._actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found.extend(a for sub in action.choices.values() for a in sub._actions)
+    return found
 
 
 def cmd_enable(args: argparse.Namespace) -> int:
     from .commands.lifecycle import enable_scope
 
-    return enable_scope(
+    return _printed(args.format, lambda out: enable_scope(
         config_path=_config_path(args), agent_id=args.agent_id, project_id=args.project_id,
         repository_id=args.repository_id, sources=args.source, roots=args.root, stage=args.stage,
         include_worktrees=args.include_worktrees, qualification_report=args.qualification_report,
-        out=sys.stdout, replace=args.replace, db_path=_db_path(args),
+        out=out, replace=args.replace, db_path=_db_path(args),
         allow_unknown_source=args.allow_unknown_source, accept_synthetic=args.accept_synthetic_qualification,
         max_report_age_days=args.max_report_age_days, allow_broad_root=args.allow_broad_root,
         allow_shared_root=args.allow_shared_root,
-    )
+    ))
 
 
 def cmd_disable(args: argparse.Namespace) -> int:
     from .commands.lifecycle import disable_scope
 
-    return disable_scope(config_path=_config_path(args), agent_id=args.agent_id,
-                         project_id=args.project_id, repository_id=args.repository_id, out=sys.stdout)
+    return _printed(args.format, lambda out: disable_scope(
+        config_path=_config_path(args), agent_id=args.agent_id, project_id=args.project_id,
+        repository_id=args.repository_id, out=out))
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -171,7 +240,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_rotate_key(args: argparse.Namespace) -> int:
     from .commands.rotation import rotate_key
 
-    return rotate_key(config_path=_config_path(args), out=sys.stdout, must_exist=_config_named(args))
+    return _printed(args.format, lambda out: rotate_key(config_path=_config_path(args), out=out,
+                                                         must_exist=_config_named(args)))
 
 
 def cmd_qualify_replay(args: argparse.Namespace) -> int:
@@ -195,14 +265,23 @@ def cmd_qualify_replay(args: argparse.Namespace) -> int:
     try:
         json_path, md_path = write_replay_reports(doc, Path(args.out))
     except ProviderError as err:  # a link or another scope's report where this one goes
-        return _refused(err)
+        return _refused(err, _human(args.format))
     summary = {"verdict": doc["verdict"], "passed": doc["passed"], "pairs": doc["replayed"]["pairs"],
                "negatives": doc["replayed"]["negatives"],
                "recognition": doc["metrics"]["recognition"]["rate"],
                "false_matches": doc["metrics"]["false_matches"]["false_matches"],
                "report": str(json_path), "markdown": str(md_path)}
-    sys.stdout.write(json.dumps(summary) + "\n")
-    return 0 if doc["passed"] else 1
+
+    def write(out: TextIO) -> int:
+        out.write(json.dumps(summary) + "\n")
+        return 0 if doc["passed"] else 1
+
+    return _printed(_human(args.format), write)
+
+
+def _human(fmt: str) -> str:
+    """``qualify``'s ``md`` is its ``text`` (the summary in Markdown, for a person)."""
+    return "text" if fmt == "md" else fmt
 
 
 def cmd_qualify(args: argparse.Namespace) -> int:
@@ -228,12 +307,13 @@ def cmd_qualify(args: argparse.Namespace) -> int:
         return 2
     with progress("qualifying (corpus, three arms per case)"):  # on a terminal only; quiet when piped
         try:
-            return qualify_command(out_dir=Path(args.out), fmt=args.format, out=sys.stdout, scope=scope,
+            return qualify_command(out_dir=Path(args.out), fmt="md" if args.format == "text" else args.format,
+                                   out=sys.stdout, scope=scope,
                                    seed=args.seed, extra_sessions=args.extra_sessions,
                                    subprocess_cases=args.subprocess_cases,
                                    work_dir=Path(args.work_dir) if args.work_dir else None)
         except ProviderError as err:  # a link planted where a report goes
-            return _refused(err)
+            return _refused(err, _human(args.format))
 
 
 #: sysexits.h EX_USAGE: the command line itself was wrong (distinct from a rejected request's 2).
@@ -267,6 +347,7 @@ EXIT_CODES: dict[str, str] = {
     "status": "0 reported, 1 the config could not be read or its digest key is unusable",
     "check-schema": "0 exact or compatible, 1 degraded, 2 incompatible or unreadable",
     "schema": "0 printed",
+    "completion": "0 printed, 2 the optional shtab package is not installed",
     "qualify": "0 every scope passed, 1 otherwise, 2 unusable (arguments, index, config)\n"
                "or refused (unsafe_write_target)",
     "demo": "0 done, 1 a demo request met an internal error, 2 refused (unsafe_write_target,\n"
@@ -302,7 +383,8 @@ EXAMPLES: dict[str, str] = {
     "disable": f"{PROG} disable --agent-id claude-main --project-id acme --repository-id acme-api",
     "status": f"{PROG} status --format json",
     "check-schema": f"{PROG} check-schema --format json",
-    "schema": f"{PROG} schema > contract.schema.json",
+    "schema": f"{PROG} schema historical_evidence_response_v0 > envelope.schema.json",
+    "completion": f"{PROG} completion --shell bash > ~/.local/share/bash-completion/completions/{PROG}",
     "qualify": f"{PROG} qualify --out qualification --format md",
     "demo": f"{PROG} demo --dir ./demo-index",
     "rotate-key": f"{PROG} rotate-key",
@@ -334,6 +416,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="provider config (default: $OBELISK_SESSION_EVIDENCE_CONFIG, else the "
                             "platform config dir); a named config must exist")
 
+    def output(p: argparse.ArgumentParser, document: str, default: str, text: str,
+               extra: tuple[str, ...] = ()) -> None:
+        """``--format``, the same for every command that prints a document: json is the document itself."""
+        p.add_argument("--format", choices=("json", "text", *extra), default=default,
+                       help=f"json: the JSON document (its schema: `{PROG} schema {document}`); text: {text}; "
+                            f"default {default}")
+
     def ids(p: argparse.ArgumentParser, *, repository_required: bool, what: str) -> None:
         p.add_argument("--agent-id", required=True, metavar="A", help=f"agent id {what} (as in the request)")
         p.add_argument("--project-id", required=True, metavar="P", help=f"project id {what}")
@@ -346,7 +435,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "stdin; - means stdin")
     q.set_defaults(func=cmd_query)
 
-    s = command("serve", "answer one request per stdin line, one envelope per stdout line")
+    s = command("serve", "answer one request per stdin line, one envelope per stdout line; a line "
+                         '{"schema_version": "provider_ping_v0"} gets one provider_pong_v0 line (versions, ceilings)')
     common(s)
     s.add_argument("--stdio", action="store_true", required=True, help="line-delimited JSON over stdio")
     s.set_defaults(func=cmd_serve)
@@ -379,6 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="accept roots that overlap another enabled scope reading a common source; recorded in "
                         "the config")
     common(e)
+    output(e, "enable_v0", "json", "the same document, as lines for a person")
     e.set_defaults(func=cmd_enable)
 
     d = command("disable", "remove an enablement (never touches Obelisk's data)")
@@ -386,20 +477,19 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--repository-id", metavar="R", help="disable only this repository (default: every "
                                                         "repository of the agent and project, listed)")
     common(d, db=False)
+    output(d, "disable_v0", "json", "the same document, as lines for a person")
     d.set_defaults(func=cmd_disable)
 
     st = command("status", "versions, database, schema verdict, freshness, ceilings, enabled scopes")
     common(st)
-    st.add_argument("--format", choices=("text", "json"), default="text",
-                    help="text (local operator, plain paths) or json (content-free, no path); default text")
+    output(st, "status_v0", "text", "the local operator's view, with plain paths (the JSON has none)")
     st.set_defaults(func=cmd_status)
 
     cs = command("check-schema", "compare the live schema with the pinned snapshots")
     cs.add_argument("--db", metavar="PATH",
                     help="Obelisk database (default: $OBELISK_DB, else ~/.obelisk/obelisk.sqlite)")
-    cs.add_argument("--format", choices=("text", "json"), default="text",
-                    help="text (may show the database path) or json (the path's keyed digest instead, null "
-                         "without the install's digest key); default text")
+    output(cs, "check_schema_v0", "text", "the operator's view, with the database path (the JSON names it by "
+                                          "a keyed digest, null without the install's digest key)")
     cs.add_argument("--config", metavar="PATH",
                     help="provider config whose digest key (digest.key beside it) keys db_digest (default: "
                          "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); need not exist")
@@ -407,8 +497,20 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "(maintainers)")
     cs.set_defaults(func=cmd_check_schema)
 
-    sc = command("schema", "print the JSON Schema of every contract type")
+    sc = command("schema", "print the JSON Schemas (or TypeScript declarations) of the request, the envelope and "
+                           "every document a command prints; the package ships the same files (schemas/)")
+    sc.add_argument("name", nargs="?", metavar="NAME",
+                    help="print only this document's schema (e.g. historical_evidence_request_v0, status_v0; "
+                         "`schema --format text` lists them)")
+    sc.add_argument("--format", choices=("json", "text", "typescript"), default="json",
+                    help="json: the schemas by name (NAME: its schema alone); text: the list of documents, their "
+                         "$id and what prints them; typescript: declarations of every document; default json")
     sc.set_defaults(func=cmd_schema)
+
+    cp = command("completion", "print a shell completion script generated from this parser (needs the optional "
+                               "shtab package)")
+    cp.add_argument("--shell", choices=("bash", "zsh"), required=True, help="the shell to complete for")
+    cp.set_defaults(func=cmd_completion)
 
     ql = command("qualify", "Stage 0 qualification: --replay on the scope's own history, or --self-test on a "
                             "generated matched corpus (the default); writes reports")
@@ -419,7 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(ql)
     ql.add_argument("--out", metavar="DIR", default="qualification",
                     help="report folder (default: ./qualification)")
-    ql.add_argument("--format", choices=("json", "md"), default="json", help="summary on stdout (default json)")
+    output(ql, "qualify_v0", "json", "the summary in Markdown (md is the same)", extra=("md",))
     ql.add_argument("--agent-id", metavar="A",
                     help="qualify this scope (with --project-id, --repository-id, --source)")
     ql.add_argument("--project-id", metavar="P", help="project id of the scope to qualify")
@@ -444,6 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="provider config whose digest key (digest.key beside it) is replaced (default: "
                          "$OBELISK_SESSION_EVIDENCE_CONFIG, else the platform config dir); a named config "
                          "must exist")
+    output(rk, "rotate_key_v0", "json", "the same document, as lines for a person")
     rk.set_defaults(func=cmd_rotate_key)
     return parser
 

@@ -7,13 +7,12 @@ whose reads it remembers. Time, environment and paths come in as parameters.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -21,12 +20,13 @@ from .admission.admit import AdmittedRequest, admit
 from .admission.config import ProviderConfig, load_config
 from .admission.window import since_for
 from .bounding.bound import bound, envelope_ceiling
-from .bounding.receipt import build_receipt, build_result
+from .bounding.receipt import build_envelope, build_receipt, build_result, envelope_bytes
+from .contract.meta import Degradation, OpenMode, ProviderMeta, SchemaVerdictName, unknown_reason_flag
 from .contract.parse import load_json_object, parse_request
-from .contract.wire import RESPONSE_SCHEMA, EvidenceItem, Freshness, request_id_or_none
+from .contract.wire import EvidenceItem, EvidenceType, Freshness, request_id_or_none
 from .digest import DigestKey, load_key, scope_basis
 from .errors import EXIT_CODES, DeadlineExceeded, InternalError, OutputOversize, ProviderError, SchemaIncompatible
-from .index.connection import Deadline, OpenMode, ReadSnapshot
+from .index.connection import Deadline, ReadSnapshot
 from .index.freshness import TranscriptMemo, assess_scoped_freshness
 from .index.memo import IndexMemo, RequestMemo, read_remembering
 from .index.schema_verdict import VerdictCache, schema_verdict
@@ -80,7 +80,7 @@ class _Context:
     """What a failure's envelope needs of what the request got so far."""
 
     key: DigestKey
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: ProviderMeta = field(default_factory=ProviderMeta)
     freshness: Freshness = "unknown"
     index_revision: str = "unknown"
 
@@ -111,7 +111,7 @@ class _Read:
     skipped_types: tuple[str, ...]
     freshness: Freshness
     freshness_detail: dict[str, object]
-    schema: tuple[str, str]  # verdict, nearest pinned snapshot id
+    schema: tuple[SchemaVerdictName, str]  # verdict, nearest pinned snapshot id
     scope_empty: bool  # the enabled scope's sources and roots match no session of the index
     open_mode: OpenMode = "ro"
 
@@ -151,7 +151,7 @@ def error_response(error: ProviderError, request_id: str | None = None) -> Respo
     """The envelope (no result, no receipt) and exit code of a request that got no further than ``error``:
     the CLI's answer when the request could not even be read (too late, not a regular file, unreadable)."""
     outcome = error.outcome if error.outcome != "internal" else "failed"
-    return Response(_envelope(request_id, outcome, error=error), EXIT_CODES[error.outcome])
+    return Response(build_envelope(request_id, outcome, error=error), EXIT_CODES[error.outcome])
 
 
 def _admitted(raw: bytes, config_path: Path, *, config_must_exist: bool,
@@ -183,7 +183,7 @@ def _request_id_of(raw: bytes) -> str | None:
     return request_id_or_none(value)
 
 
-def _window(request: _Request) -> tuple[str, list[str]]:
+def _window(request: _Request) -> tuple[str, list[Degradation]]:
     """The request's lower time bound, and the degradation when its revision could not be resolved."""
     admitted, config = request.admitted, request.config
     since = since_for(admitted, config, request.now_s)
@@ -202,7 +202,9 @@ def _read_index(request: _Request, since: str, deadline: Deadline, ctx: _Context
     read.open_mode = open_mode
     ctx.index_revision = read.revision
     ctx.meta.update({"open_mode": open_mode, "tokenizer": read.tokenizer, "schema_verdict": read.schema[0],
-                     "schema_snapshot": read.schema[1], "skipped_evidence_types": list(read.skipped_types)})
+                     "schema_snapshot": read.schema[1],
+                     # the request's own evidence types, those the live schema lets no template of run
+                     "skipped_evidence_types": cast(list[EvidenceType], list(read.skipped_types))})
     ctx.freshness = read.freshness
     ctx.meta["freshness_detail"] = _flatten_counts(read.freshness_detail)
     return read
@@ -270,12 +272,12 @@ def _freshness(state: ScopeState, scope_set: ScopeSet | None, markers: Mapping[s
         return "unknown", {"freshness_deadline_exceeded": True}
     detail = report.to_public()
     # Why the verdict could not be judged, as flags (the detail holds counts only): e.g. no_transcript_home.
-    detail.update({f"unknown_reason_{reason}": 1 for reason in report.unknown_reasons})
+    detail.update({unknown_reason_flag(reason): 1 for reason in report.unknown_reasons})
     return report.verdict, detail
 
 
 def _answer_read(request: _Request, read: _Read, deadline: Deadline, ctx: _Context, *, since: str,
-                 degradations: list[str]) -> Response:
+                 degradations: list[Degradation]) -> Response:
     """Compose, fold and bound the evidence, then the result, its receipt and the envelope."""
     admitted, run = request.admitted, read.run
     spellings = admitted.scope.bound_roots().spellings  # the operator's spelling and the real path of each root
@@ -288,25 +290,28 @@ def _answer_read(request: _Request, read: _Read, deadline: Deadline, ctx: _Conte
     receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
                             key=ctx.key)
     deadline.check()
+    found: list[Degradation] = [*read.terms.degradations, *degradations]
+    if run.substring_scan:
+        found.append("cjk_substring_match")
+    if read.scope_empty:
+        found.append("scope_matches_no_session")
     ctx.meta.update({
         "templates_run": list(run.templates_run),
         "templates_skipped": list(run.templates_skipped),
         "candidates_found": len(candidates),
         "folded_repeats": report.folded_occurrences,
         "snippets_cut": report.snippets_cut,
-        # refs and times left out of kept items (over a ceiling, unfit: bounding.bound); said only when any were
-        **({"fields_withheld": report.fields_withheld} if report.fields_withheld else {}),
         "fetch_ceiling_reached": run.fetch_ceiling_reached,
         "redactions": dict(sorted(Counter(report.redactions).items())),
-        "degradations": [*read.terms.degradations, *degradations,
-                         *(["cjk_substring_match"] if run.substring_scan else []),
-                         *(["scope_matches_no_session"] if read.scope_empty else [])],
+        "degradations": found,
         "total_chars": report.total_chars,
         "elapsed_ms": round((time.monotonic() - request.started) * 1000.0, 1),
         "since": since[:10] if since else "",
     })
-    envelope = _envelope(admitted.request.request_id, "ok", result=result, receipt=receipt, meta=ctx.meta)
-    if _envelope_bytes(envelope) > envelope_ceiling(admitted.limits):
+    if report.fields_withheld:  # refs and times left out of kept items (over a ceiling, unfit: bounding.bound)
+        ctx.meta["fields_withheld"] = report.fields_withheld
+    envelope = build_envelope(admitted.request.request_id, "ok", result=result, receipt=receipt, meta=ctx.meta)
+    if envelope_bytes(envelope) > envelope_ceiling(admitted.limits):
         # Every field is bounded on its way in; this is the backstop (RFC §6: oversize output ends the answer
         # with a typed failure, no partial raw output).
         raise OutputOversize
@@ -318,27 +323,12 @@ def _failed(admitted: AdmittedRequest, err: ProviderError, ctx: _Context) -> Res
     empty result and a receipt with result_count 0."""
     code = EXIT_CODES[err.outcome]
     if err.outcome == "rejected":
-        return Response(_envelope(admitted.request.request_id, "rejected", error=err, meta=ctx.meta), code)
+        return Response(build_envelope(admitted.request.request_id, "rejected", error=err, meta=ctx.meta), code)
     result = _result(admitted, ctx.index_revision, ctx.freshness, [], truncated=False, omitted=0)
     receipt = build_receipt(result, scope_basis=_scope_basis(admitted), query_basis=_query_basis(admitted),
                             key=ctx.key)
-    return Response(_envelope(admitted.request.request_id, "failed", error=err, result=result, receipt=receipt,
+    return Response(build_envelope(admitted.request.request_id, "failed", error=err, result=result, receipt=receipt,
                               meta=ctx.meta), code)
-
-
-def _envelope(request_id: str | None, outcome: str, *, error: ProviderError | None = None,
-              result: dict[str, Any] | None = None, receipt: dict[str, Any] | None = None,
-              meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "schema_version": RESPONSE_SCHEMA,
-        "request_id": request_id,
-        "outcome": outcome,
-        "error": None if error is None else {"code": error.code, "retryable": error.retryable,
-                                             "detail": error.detail},
-        "result": result,
-        "receipt": receipt,
-        "provider_meta": meta or {},
-    }
 
 
 def _scope_basis(admitted: AdmittedRequest) -> dict[str, Any]:
@@ -359,17 +349,6 @@ def _result(admitted: AdmittedRequest, index_revision: str, freshness: Freshness
     return build_result(request_id=admitted.request.request_id, index_revision=index_revision,
                         agent_id=scope.agent_id, project_id=scope.project_id, repository_id=scope.repository_id,
                         freshness=freshness, items=items, truncated=truncated, omitted_count=omitted)
-
-
-#: Characters the CLI writes escaped so that one envelope is one line (``cli._LINE_BREAKS``): at most four
-#: bytes more each than their UTF-8.
-_LINE_BREAKS = ("\u2028", "\u2029", "\u0085")
-
-
-def _envelope_bytes(envelope: dict[str, Any]) -> int:
-    """At least the bytes of the line the CLI writes for ``envelope`` (compact JSON, UTF-8)."""
-    text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
-    return len(text.encode("utf-8", "surrogatepass")) + 4 * sum(text.count(ch) for ch in _LINE_BREAKS)
 
 
 def _flatten_counts(detail: Mapping[str, object]) -> dict[str, int]:

@@ -6,13 +6,16 @@ suite produces is validated against it). The receipt holds counts, flags and key
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from .._version import PROVIDER_ID, PROVIDER_VERSION
-from ..contract.wire import RECEIPT_SCHEMA, RESULT_SCHEMA, EvidenceItem, Freshness
+from ..contract.meta import ProviderMeta
+from ..contract.wire import RECEIPT_SCHEMA, RESPONSE_SCHEMA, RESULT_SCHEMA, EvidenceItem, Freshness
 from ..digest import DigestKey
+from ..errors import ProviderError
 
 
 def build_result(*, request_id: str, index_revision: str, agent_id: str, project_id: str, repository_id: str,
@@ -59,3 +62,30 @@ def build_receipt(result: dict[str, Any], *, scope_basis: dict[str, Any],
         "external_writes_performed": False,
         "raw_content_captured": False,
     }
+
+
+def build_envelope(request_id: str | None, outcome: str, *, error: ProviderError | None = None,
+                   result: dict[str, Any] | None = None, receipt: dict[str, Any] | None = None,
+                   meta: ProviderMeta | None = None) -> dict[str, Any]:
+    """``historical_evidence_response_v0``: the one document every answer is (``schemas/``)."""
+    return {
+        "schema_version": RESPONSE_SCHEMA,
+        "request_id": request_id,
+        "outcome": outcome,
+        "error": None if error is None else {"code": error.code, "retryable": error.retryable,
+                                             "detail": error.detail},
+        "result": result,
+        "receipt": receipt,
+        "provider_meta": dict(meta) if meta else {},
+    }
+
+
+#: Characters the CLI writes escaped so that one envelope is one line: at most four
+#: bytes more each than their UTF-8.
+_LINE_BREAKS = ("\u2028", "\u2029", "\u0085")
+
+
+def envelope_bytes(envelope: dict[str, Any]) -> int:
+    """At least the bytes of the line the CLI writes for ``envelope`` (compact JSON, UTF-8)."""
+    text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode("utf-8", "surrogatepass")) + 4 * sum(text.count(ch) for ch in _LINE_BREAKS)

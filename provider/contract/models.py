@@ -7,23 +7,55 @@ be absent; an explicit ``null`` is refused on input and never emitted on output.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple, get_type_hints
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    create_model,
+    model_validator,
+)
 
-from .._version import ProviderId
+from .._version import PROVIDER_ID, ProviderId
 from ..errors import ERROR_CODES
+from ..redaction.redact import REDACTION_KINDS
+from .documents import (
+    OPERATOR_CODES,
+    CheckSchemaReportV0,
+    CheckSchemaUnreadableV0,
+    DisableDoneV0,
+    EnableDoneV0,
+    OperatorRefusalV0,
+    ProviderPingV0,
+    ProviderPongV0,
+    QualifySummaryV0,
+    ReplaySummaryV0,
+    RotateKeyDoneV0,
+    StatusV0,
+)
+from .meta import DEGRADATIONS, FRESHNESS_DETAIL_KEYS, META_KEYS, UNKNOWN_REASONS, ProviderMeta
+from .typescript import render_declarations
 from .wire import (  # the literals are shared with the request path, which does not import pydantic
     MAX_REQUEST_ID_CHARS,
+    PING_SCHEMA,
+    PONG_SCHEMA,
     RECEIPT_SCHEMA,
     REQUEST_ID_CONTROLS,
     REQUEST_SCHEMA,
     RESPONSE_SCHEMA,
     RESULT_SCHEMA,
+    SCHEMA_DIALECT,
+    SCHEMAS_VERSION,
     EvidenceType,
     Freshness,
     Outcome,
     Trigger,
+    schema_id,
 )
 
 
@@ -175,7 +207,20 @@ class ErrorInfo(_Strict):
     detail: str
 
 
-MetaValue = int | float | bool | str | list[str] | dict[str, int]
+#: ``provider_meta.freshness_detail``: integer counts and flags (1 when set), each optional, named in
+#: ``contract.meta`` (a flag per unknown reason among them).
+_DETAIL_FIELDS: dict[str, Any] = {name: (int, None) for name in FRESHNESS_DETAIL_KEYS}
+FreshnessDetail = create_model("FreshnessDetail", __base__=_Strict,
+                               __doc__="Content-free counts and flags of the freshness judgement.", **_DETAIL_FIELDS)
+
+#: ``provider_meta.redactions``: secrets replaced in the snippets, counted by kind (``redaction.REDACTION_KINDS``).
+Redactions = Annotated[dict[str, int], Field(json_schema_extra={"propertyNames": {"enum": list(REDACTION_KINDS)}})]
+
+#: ``provider_meta`` as a model: the keys and value types of ``contract.meta.ProviderMeta``, each optional.
+_META_FIELDS: dict[str, Any] = {
+    name: ({"freshness_detail": FreshnessDetail, "redactions": Redactions}.get(name, hint), None)
+    for name, hint in get_type_hints(ProviderMeta).items()}
+ProviderMetaModel = create_model("ProviderMeta", __base__=_Strict, __doc__=ProviderMeta.__doc__, **_META_FIELDS)
 
 
 class HistoricalEvidenceResponseV0(BaseModel):
@@ -189,7 +234,7 @@ class HistoricalEvidenceResponseV0(BaseModel):
     error: ErrorInfo | None
     result: HistoricalEvidenceResultV0 | None
     receipt: HistoricalEvidenceReceiptV0 | None
-    provider_meta: dict[str, MetaValue]
+    provider_meta: ProviderMetaModel  # type: ignore[valid-type]  # a model made from the TypedDict
 
 
 CONTRACT_MODELS: dict[str, type[BaseModel]] = {
@@ -198,6 +243,39 @@ CONTRACT_MODELS: dict[str, type[BaseModel]] = {
     RECEIPT_SCHEMA: HistoricalEvidenceReceiptV0,
     RESPONSE_SCHEMA: HistoricalEvidenceResponseV0,
 }
+
+
+class Document(NamedTuple):
+    """One shipped document: its schema's name (the file ``<name>.schema.json``), its TypeScript type, its shape
+    (a model, or a union of models for a command that prints one of several) and what prints or reads it."""
+
+    name: str
+    type_name: str
+    shape: Any
+    where: str
+
+
+#: Every document of the integration surface, in the order the schemas and declarations list them.
+DOCUMENTS: tuple[Document, ...] = (
+    Document(REQUEST_SCHEMA, "HistoricalEvidenceRequestV0", HistoricalEvidenceRequestV0,
+             "the request: query (stdin or --request), serve --stdio (one per line)"),
+    Document(RESULT_SCHEMA, "HistoricalEvidenceResultV0", HistoricalEvidenceResultV0,
+             "the private result, in the envelope"),
+    Document(RECEIPT_SCHEMA, "HistoricalEvidenceReceiptV0", HistoricalEvidenceReceiptV0,
+             "the public receipt, in the envelope"),
+    Document(RESPONSE_SCHEMA, "HistoricalEvidenceResponseV0", HistoricalEvidenceResponseV0,
+             "the envelope: query, serve --stdio (one per line)"),
+    Document(PING_SCHEMA, "ProviderPingV0", ProviderPingV0, "serve --stdio: a line asking who answers"),
+    Document(PONG_SCHEMA, "ProviderPongV0", ProviderPongV0, "serve --stdio: the answer to a ping"),
+    Document("status_v0", "StatusV0", StatusV0, "status --format json"),
+    Document("enable_v0", "EnableOutputV0", EnableDoneV0 | OperatorRefusalV0, "enable --format json"),
+    Document("disable_v0", "DisableOutputV0", DisableDoneV0 | OperatorRefusalV0, "disable --format json"),
+    Document("rotate_key_v0", "RotateKeyOutputV0", RotateKeyDoneV0 | OperatorRefusalV0, "rotate-key --format json"),
+    Document("check_schema_v0", "CheckSchemaOutputV0", CheckSchemaReportV0 | CheckSchemaUnreadableV0,
+             "check-schema --format json"),
+    Document("qualify_v0", "QualifyOutputV0", QualifySummaryV0 | ReplaySummaryV0 | OperatorRefusalV0,
+             "qualify --format json (--self-test or --replay)"),
+)
 
 
 def _drop_null_from_optional(node: Any) -> None:
@@ -228,12 +306,34 @@ def _drop_null_from_optional(node: Any) -> None:
             _drop_null_from_optional(value)
 
 
+def document_schema(document: Document) -> dict[str, Any]:
+    """The JSON Schema of one document as shipped: ``$schema``, ``$id``, ``version``, ``title`` and the runtime
+    contract (optional fields are absent or their type, never null; limits have ``minimum: 1``; codes, meta keys
+    and degradations are enums)."""
+    shape = document.shape
+    model = isinstance(shape, type) and issubclass(shape, BaseModel)
+    schema = shape.model_json_schema() if model else TypeAdapter(shape).json_schema()
+    _drop_null_from_optional(schema)
+    head: dict[str, Any] = {"$schema": SCHEMA_DIALECT, "$id": schema_id(document.name), "version": SCHEMAS_VERSION,
+                            "title": document.type_name}
+    if model:
+        schema.pop("title", None)
+    return {**head, **schema}
+
+
 def export_json_schema() -> dict[str, Any]:
-    """The JSON Schema of every contract type, as the ``schema`` command prints it: the runtime contract
-    (optional fields are not null-able, limits have ``minimum: 1``, ``error.code`` is an enum)."""
-    out: dict[str, Any] = {}
-    for name, model in CONTRACT_MODELS.items():
-        schema = model.model_json_schema()
-        _drop_null_from_optional(schema)
-        out[name] = schema
-    return out
+    """The JSON Schema of every document, by name, as the ``schema`` command prints them and the package ships
+    them (``schemas/<name>.schema.json``)."""
+    return {document.name: document_schema(document) for document in DOCUMENTS}
+
+
+def typescript_declarations() -> str:
+    """The TypeScript declarations of every document (``schema --format typescript``; shipped as
+    ``schemas/obelisk-session-evidence.d.ts``), with the enumerations integrators branch on as named unions."""
+    header = (f"// {PROVIDER_ID}: TypeScript declarations of its documents (schemas {SCHEMAS_VERSION}).\n"
+              f"// Generated from the JSON Schemas by `{PROVIDER_ID} schema --format typescript`; do not edit.\n")
+    unions = {"ProviderMetaKey": META_KEYS, "Degradation": DEGRADATIONS, "UnknownReason": UNKNOWN_REASONS,
+              "FreshnessDetailKey": FRESHNESS_DETAIL_KEYS, "ErrorCode": tuple(ERROR_CODES),
+              "OperatorCode": OPERATOR_CODES, "RedactionKind": REDACTION_KINDS}
+    return render_declarations(export_json_schema(), {d.name: d.type_name for d in DOCUMENTS}, unions,
+                               header=header)

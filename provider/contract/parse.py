@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import MalformedJson, RequestTooLarge
-from .wire import Request, validate_request
+from ..errors import MalformedJson, ProviderError, RequestTooLarge
+from .wire import PING_SCHEMA, Request, validate_request
 
 #: Largest request accepted, in bytes. A real request is well under 4 KiB.
 MAX_REQUEST_BYTES = 64 * 1024
@@ -89,3 +89,15 @@ def load_json_object(raw: bytes) -> dict[str, Any]:
 def parse_request(raw: bytes) -> Request:
     """Validate request bytes against the strict RFC v0 request contract (``contract.wire``)."""
     return validate_request(load_json_object(raw))
+
+
+def is_ping(raw: bytes) -> bool:
+    """True when ``raw`` is exactly the object ``{"schema_version": "provider_ping_v0"}`` (``serve --stdio``
+    answers it with a ``provider_pong_v0`` line); anything else, a ping with another field included, is a
+    request."""
+    if PING_SCHEMA.encode() not in raw:
+        return False
+    try:
+        return load_json_object(raw) == {"schema_version": PING_SCHEMA}
+    except ProviderError:  # not one JSON object: a request, answered (and refused) as one
+        return False

@@ -24,6 +24,19 @@ REQUEST_SCHEMA = "historical_evidence_request_v0"
 RESULT_SCHEMA = "historical_evidence_result_v0"
 RECEIPT_SCHEMA = "historical_evidence_receipt_v0"
 RESPONSE_SCHEMA = "historical_evidence_response_v0"
+#: ``serve --stdio``: a line holding exactly ``{"schema_version": "provider_ping_v0"}`` is answered with one
+#: ``provider_pong_v0`` line (who answers, which versions, the effective ceilings), not an envelope.
+PING_SCHEMA = "provider_ping_v0"
+PONG_SCHEMA = "provider_pong_v0"
+#: The version of the shipped JSON Schemas and TypeScript declarations (``schemas/``): bumped when a document's
+#: shape changes; each schema's ``$id`` carries it.
+SCHEMAS_VERSION = "1.0.0"
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schema_id(name: str) -> str:
+    """The ``$id`` of a shipped schema: a URN naming the provider, the document and :data:`SCHEMAS_VERSION`."""
+    return f"urn:obelisk-session-evidence:schema:{name}:{SCHEMAS_VERSION}"
 
 Trigger = Literal[
     "replan_repetition", "hypothesis_history_gap", "resume_or_handoff_gap", "operator_requested_history"

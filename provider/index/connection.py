@@ -41,10 +41,11 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import apsw
 
+from ..contract.meta import OpenMode
 from ..errors import (
     DeadlineExceeded,
     IndexBusy,
@@ -56,7 +57,6 @@ from ..errors import (
 from .guard import harden
 
 T = TypeVar("T")
-OpenMode = Literal["ro", "immutable_verified"]
 
 #: VM steps between two deadline checks. A row of a tool template takes a few hundred steps, one of which
 #: may load a huge cell whole (SQLite reads a value whole): every 100 steps, no more than one such load runs

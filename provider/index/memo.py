@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TypeVar, cast
 
-from .connection import Deadline, OpenMode, ReadSnapshot, read_index
+from ..contract.meta import OpenMode
+from .connection import Deadline, ReadSnapshot, read_index
 
 T = TypeVar("T")
 StateKey = tuple[object, ...]

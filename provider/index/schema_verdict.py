@@ -28,14 +28,15 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, NamedTuple
 
+from ..contract.meta import SchemaVerdictName
 from ..templates.catalog import SCOPE_KIND, TEMPLATE_DIR, Template, load_templates
 from .connection import ReadSnapshot
 from .live_schema import LiveSchema, core_problems, read_live_schema, unmet_needs
 from .snapshots import SNAPSHOT_DIR, Difference, capture, load_snapshots, nearest
 
-Verdict = Literal["exact", "compatible", "degraded", "incompatible"]
+Verdict = SchemaVerdictName
 EXIT_FOR: Final[dict[str, int]] = {"exact": 0, "compatible": 0, "degraded": 1, "incompatible": 2,
                                    "unreadable": 2}
 #: Verdicts a :class:`VerdictCache` keeps at most.

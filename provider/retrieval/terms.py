@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+from ..contract.meta import Degradation
 from ..errors import InvalidQueryTerms
 
 Tokenize = Callable[[str], Sequence[str]]
@@ -73,7 +74,7 @@ class PreparedTerms(NamedTuple):
     instr_terms: tuple[str, ...]           # lower-cased for instr() scoring (SQLite lower semantics)
     fts_terms: tuple[str, ...]             # FTS5 strings that reach MATCH
     post_filter_terms: tuple[str, ...]     # short terms under trigram, applied by instr only
-    degradations: tuple[str, ...] = ()
+    degradations: tuple[Degradation, ...] = ()
 
     def fts_any(self) -> str | None:
         return " OR ".join(self.fts_terms) if self.fts_terms else None
@@ -90,7 +91,7 @@ def prepare_terms(raw_terms: Sequence[str], *, tokenizer: str, tokenize: Tokeniz
     fts: list[str] = []
     short: list[str] = []
     usable: list[str] = []
-    degradations: set[str] = set()
+    degradations: set[Degradation] = set()
     for term in terms:
         if tokenizer == "trigram" and len(term) < 3:
             # Trigram emits no token for fewer than three characters: keep the term out of MATCH and

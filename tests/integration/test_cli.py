@@ -103,8 +103,8 @@ def test_schema_prints_every_contract_type(isolated_env: dict[str, str]) -> None
     result = run_cli("schema", env=isolated_env)
     assert result.code == 0
     doc = result.document()
-    assert set(doc) == {"historical_evidence_request_v0", "historical_evidence_result_v0",
-                        "historical_evidence_receipt_v0", "historical_evidence_response_v0"}
+    assert {"historical_evidence_request_v0", "historical_evidence_result_v0", "historical_evidence_receipt_v0",
+            "historical_evidence_response_v0"} <= set(doc)  # and every command's document (test_surface.py)
 
 
 def test_oversize_stdin_is_bounded(isolated_env: dict[str, str]) -> None:

@@ -21,10 +21,11 @@ from tests.conftest import CLI, REPO, make_request, scope_entry, write_config
 #: What only other commands, the maintainers' tools or another request need: the operator commands, the fixture
 #: builder and the evaluation, the contract of record and pydantic (``schema``; the request path validates with
 #: ``contract.wire``), the template verifier and sqlglot (a template the shipped manifest does not list), and
-#: matplotlib (the replay report's chart).
+#: matplotlib (the replay report's chart), shtab and the declarations' renderer (``completion``, ``schema``).
 NOT_FOR_QUERY = ("obelisk_session_evidence.commands", "obelisk_session_evidence.fixtures",
                  "obelisk_session_evidence.evaluation", "obelisk_session_evidence.contract.models",
-                 "obelisk_session_evidence.templates.verify", "pydantic", "pydantic_core", "sqlglot", "matplotlib")
+                 "obelisk_session_evidence.templates.verify", "pydantic", "pydantic_core", "sqlglot", "matplotlib",
+                 "shtab", "obelisk_session_evidence.contract.typescript", "obelisk_session_evidence.contract.documents")
 #: The modules of the commands themselves and of the request path: parsing a command line loads none of them.
 COMMAND_MODULES = ("obelisk_session_evidence.service", "obelisk_session_evidence.commands",
                    "obelisk_session_evidence.contract.models", "obelisk_session_evidence.retrieval",
@@ -88,31 +89,6 @@ def _fresh_interpreter(code: str, argv: list[str], cold_query: ColdQuery) -> str
                           env=cold_query.env, cwd=REPO, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout.decode()
-
-
-#: Run in a fresh interpreter: one ``query`` in process, then the expressions only other requests need, checked
-#: against the ``re`` module's cache of every pattern compiled so far (``re.compile`` fills it).
-_LAZY_PATTERNS_CHECK = """
-import contextlib, io, json, re, sys
-from obelisk_session_evidence import cli
-with contextlib.redirect_stdout(io.StringIO()) as answer:
-    code = cli.main(sys.argv[1:])
-compiled = {key[1] for cache in (getattr(re, "_cache", {}), getattr(re, "_cache2", {})) for key in cache}
-from obelisk_session_evidence.admission import window
-from obelisk_session_evidence.index.freshness import heads
-lazy = {"revision": window._rev_pattern(),
-        "head cwd": heads._partial_patterns()[0], "head session_meta": heads._partial_patterns()[1]}
-print(json.dumps({"code": code, "outcome": json.loads(answer.getvalue())["outcome"],
-                  "compiled": sorted(name for name, pattern in lazy.items() if pattern.pattern in compiled)}))
-"""
-
-
-def test_query_compiles_no_expression_of_another_path(cold_query: ColdQuery) -> None:
-    """A request without a revision, over a home with every transcript indexed, compiles neither the revision
-    pattern nor the head readers (issue 13: compiled lazily where one path uses them). A module-level
-    ``re.compile`` of any of them fails this test."""
-    report = _fresh_interpreter(_LAZY_PATTERNS_CHECK, [*cold_query.argv, "--request", "-"], cold_query)
-    assert json.loads(report) == {"code": 0, "outcome": "ok", "compiled": []}
 
 
 def test_query_imports_none_of_the_other_commands_modules(query_imports: list[str]) -> None:

@@ -37,7 +37,8 @@ pytestmark = pytest.mark.heavy
 MIN_REQUESTS = 500
 REBUILD_AT, SWAPS_AT = 2.0, (4.5, 8.0)
 MIN_SECONDS = 10.0
-MAX_SECONDS = 40.0
+#: A hang guard, not a timing threshold: on a loaded machine the run lasts until MIN_REQUESTS were answered.
+MAX_SECONDS = 600.0
 IN_SCOPE_SESSIONS = {f"live-in{k}" for k in range(4)}
 TERM_VARIANTS = (["zorblax"], ["ZORBLAX", "nothing-matches-this"], ["zorblax", "ZorblaxError"])
 

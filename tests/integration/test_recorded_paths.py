@@ -3,7 +3,8 @@
 
 A link re-pointed after the session (``~/src/current`` moved from one checkout to the next) must neither take the
 session out of the scope it was recorded in nor hand it to the link's new target; only a recorded path the text
-does not decide (one holding ``..``, or under no spelling of a root) is resolved (``tests/test_scope_paths.py``).
+does not decide (one holding ``..``, or under no spelling of a root) is resolved
+(``tests/integration/test_scope_paths.py``).
 """
 
 from __future__ import annotations

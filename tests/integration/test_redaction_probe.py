@@ -1,6 +1,6 @@
 """Issue 30, item 1, end to end: every secret class through the service, on a real fixture index.
 
-Each shape of ``tests/test_redact_classes.py`` is written into its own Claude Code session and its own Codex
+Each shape of ``tests/unit/test_redact_classes.py`` is written into its own Claude Code session and its own Codex
 session (transcripts as those agents write them, indexed the way Obelisk indexes them): in a tool's output
 (a failed ``cat`` of the agent's notes) and in the assistant's next message. One request per session, all
 evidence types, the widest limits. The check: the evidence came back (its marker is in the snippets and the

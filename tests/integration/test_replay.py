@@ -317,7 +317,8 @@ def test_enable_stage2_refuses_a_stale_report(
 
 def test_enable_stage2_refuses_a_generated_corpus_report_without_acceptance(
         tmp_path: Path, replay_fixture: tuple[ReplayFixture, Path, ScopeRef], replay_doc: dict[str, Any]) -> None:
-    """A report without ``kind: replay`` is synthetic evidence (the real self-test report: tests/test_qualify.py)."""
+    """A report without ``kind: replay`` is synthetic evidence (the real self-test report:
+    tests/integration/test_qualify.py)."""
     fx, fixture_config, _ = replay_fixture
     config = _same_install(tmp_path, fixture_config)
     synthetic = {k: v for k, v in replay_doc.items() if k not in ("kind", "scope_digest", "format")}

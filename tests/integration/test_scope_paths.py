@@ -2,7 +2,7 @@
 
 Item 1: scope compares normalised paths. A session recorded under ``ROOT/../other`` or ``ROOT//../other`` is not
 in ROOT's scope; one recorded under ROOT through a symlink is, as recorded, wherever the link points today (issue
-30; ``tests/test_recorded_paths.py``); a root given through a symlink finds sessions recorded under its real
+30; ``tests/integration/test_recorded_paths.py``); a root given through a symlink finds sessions recorded under its real
 path and under the symlink's spelling. Item 2: a joined row (message, tool result) whose session
 id is NULL or another session's fails the whole result with ``scope_violation``. The row re-check itself is
 also tested directly, one promise at a time.

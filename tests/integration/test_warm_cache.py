@@ -4,7 +4,7 @@ A real writer process (``tests/writer_proc.py``) commits, checkpoints, rebuilds 
 this process answers the same requests twice in a row: warm (one ``WarmState`` kept across the whole run, as
 ``serve`` keeps it) and cold (a new ``WarmState``). Whenever the index's state did not move across the pair,
 the two envelopes must be equal (but for the elapsed time and the marker age, which follow the clock); when it
-moved, each answer must still be a state the writer committed (``tests/test_live_writer.py`` checks that in
+moved, each answer must still be a state the writer committed (``tests/integration/test_live_writer.py`` checks that in
 depth).
 """
 
@@ -27,6 +27,8 @@ pytestmark = pytest.mark.heavy
 
 SECONDS = 12.0
 MIN_EQUAL_PAIRS = 30
+#: A hang guard, not a timing threshold: on a loaded machine the run goes on until MIN_EQUAL_PAIRS pairs.
+GUARD_SECONDS = 600.0
 
 
 def _comparable(envelope: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +56,7 @@ def test_warm_answers_equal_cold_answers_over_a_live_writer(tmp_path: Path) -> N
     writer = subprocess.Popen(
         [sys.executable, str(REPO / "tests" / "writer_proc.py"), "--db", str(db), "--log", str(log),
          "--roots-json", roots_json, "--stop", str(stop), "--rebuild-at", "3", "--swap-at", "6",
-         "--pause-ms", "40", "--max-seconds", str(SECONDS + 30)],
+         "--pause-ms", "40", "--max-seconds", str(GUARD_SECONDS + 30)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     assert writer.stdout is not None
     assert writer.stdout.readline().strip() == b"ready"
@@ -64,7 +66,8 @@ def test_warm_answers_equal_cold_answers_over_a_live_writer(tmp_path: Path) -> N
     started = time.monotonic()
     index = 0
     try:
-        while time.monotonic() - started < SECONDS:
+        while time.monotonic() - started < GUARD_SECONDS and (
+                time.monotonic() - started < SECONDS or equal < MIN_EQUAL_PAIRS or moved < 1):
             request = json.dumps(make_request(
                 request_id=f"warm-{index}", evidence_types=["prior_failure", "tool_outcome"],
                 query_terms=["zorblax"], limits={"max_sessions": 10, "max_items": 40, "max_snippet_chars": 300,

@@ -1,4 +1,4 @@
-// The RFC's TypeScript wire types (RFC v0 section 5.1-5.3), copied verbatim; tests/test_wire_schema.py compiles
+// The RFC's TypeScript wire types (RFC v0 section 5.1-5.3), copied verbatim; tests/integration/test_wire_schema.py compiles
 // real envelopes of the provider against them with `tsc --strict`.
 
 export type HistoricalEvidenceRequestV0 = {

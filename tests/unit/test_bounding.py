@@ -317,9 +317,8 @@ def test_the_envelope_stays_under_its_ceiling(rows: list[tuple[str, str, str, st
     """Any text, refs and times (control characters, quotes, emoji, line separators, long values): the answer's
     envelope, serialised as the CLI writes it, stays under the ceiling its limits give."""
     from obelisk_session_evidence.bounding.bound import envelope_ceiling
-    from obelisk_session_evidence.bounding.receipt import build_receipt, build_result
+    from obelisk_session_evidence.bounding.receipt import build_envelope, build_receipt, build_result, envelope_bytes
     from obelisk_session_evidence.digest import DigestKey
-    from obelisk_session_evidence.service import _envelope, _envelope_bytes
 
     cands = [Candidate(evidence_type="decision", session_ref=ref * 3, message_ref=msg * 2, observed_at=when,
                        revision_ref=msg, text=text, score=score, sidechain=False, fold_key=f"decision|{i}")
@@ -331,6 +330,6 @@ def test_the_envelope_stays_under_its_ceiling(rows: list[tuple[str, str, str, st
                           repository_id="r", freshness="fresh", items=report.items, truncated=report.truncated,
                           omitted_count=report.omitted_count)
     receipt = build_receipt(result, scope_basis={}, query_basis={}, key=DigestKey(b"k" * 32))
-    envelope = _envelope(request_id, "ok", result=result, receipt=receipt,
+    envelope = build_envelope(request_id, "ok", result=result, receipt=receipt,
                          meta={"redactions": dict(report.redactions), "templates_run": ["x" * 40] * 20})
-    assert _envelope_bytes(envelope) <= envelope_ceiling(limits)
+    assert envelope_bytes(envelope) <= envelope_ceiling(limits)

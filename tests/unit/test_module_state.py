@@ -1,7 +1,7 @@
 """No module of the package remembers anything between requests: what a warm process may remember lives in one
 ``service.WarmState`` that its caller creates and passes (provider/README.md, "The warm path").
 
-Read from the source, as tests/test_layers.py reads imports. A module-level container (a dict, list or set
+Read from the source, as tests/unit/test_layers.py reads imports. A module-level container (a dict, list or set
 display or comprehension, or ``dict()``, ``OrderedDict()``, ``Counter()``, ... ) that a function mutates is
 module state, and so is a ``functools.cache``/``lru_cache`` function fed anything but constants: only a lazily
 compiled constant (a regular expression of the code's own text, a class built once) may be cached at module level.

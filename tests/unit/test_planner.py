@@ -1,8 +1,8 @@
 """The planner chooses each template's steps from its declared plans and the sizes measured this request.
 
 Pure functions over the shipped templates: which steps, in which order, under which budget, at the boundaries
-of the scope sizes. tests/test_retrieval.py shows on real databases that every plan answers what its template
-answers.
+of the scope sizes. tests/integration/test_retrieval.py shows on real databases that every plan answers what
+its template answers.
 """
 
 from __future__ import annotations

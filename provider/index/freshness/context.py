@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from ...contract.meta import UnknownReason
 from .memo import TranscriptMemo
 
 UnitKind = Literal["jsonl", "workflow_json", "kimi_dir"]
@@ -42,5 +43,5 @@ class Ctx:
     check: Callable[[], object] | None = None
     memo: TranscriptMemo | None = None
     lines_counted: int = 0
-    reasons: set[str] = field(default_factory=set)
+    reasons: set[UnknownReason] = field(default_factory=set)
     parent_cwds: dict[str, str | None] = field(default_factory=dict)

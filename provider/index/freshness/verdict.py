@@ -4,6 +4,7 @@
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal, NamedTuple
 
+from ...contract.meta import UnknownReason
 from .context import Ctx
 from .scope import number
 from .tally import Tally
@@ -76,7 +77,7 @@ class FreshnessReport(NamedTuple):
     app_build_partial: bool
     missing_provider_markers: tuple[str, ...]
     lines_counted: int
-    unknown_reasons: tuple[str, ...]
+    unknown_reasons: tuple[UnknownReason, ...]
 
     def to_public(self) -> dict[str, object]:
         """Content-free projection: counts, flags, ages, source names and reason codes. No paths."""
@@ -100,9 +101,9 @@ class FreshnessReport(NamedTuple):
 
 
 #: Reasons given when nothing in scope could be verified (added to ``unknown_reasons``).
-NO_HOME = "no_transcript_home"
-ALL_GONE = "every_in_scope_file_missing"
-NONE_IN_SCOPE = "no_transcript_in_scope"
+NO_HOME: Final[UnknownReason] = "no_transcript_home"
+ALL_GONE: Final[UnknownReason] = "every_in_scope_file_missing"
+NONE_IN_SCOPE: Final[UnknownReason] = "no_transcript_in_scope"
 
 
 def decide_verdict(
