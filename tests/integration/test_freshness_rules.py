@@ -265,7 +265,7 @@ def test_pi_snapshot_rule_holds_to_its_tolerance_inclusive(tmp_path: Path) -> No
     """A Pi snapshot's mtime within the tolerance, its edge included, is the same file (the signature rule's
     tolerance); past it the file is stale."""
     path = pi_session(tmp_path / "home", tmp_path / "repo", "p1")
-    base = path.stat().st_mtime_ns // 10**6 * 10**6  # a whole millisecond: the differences below are exact
+    base = 10**15  # 1970-01-12: nanoseconds below 2**53, so the milliseconds below are exact floats
     os.utime(path, ns=(base, base))
     cursor = pi_cursor(path)
     for shift_ms, expected in ((2, "up_to_date"), (-2, "up_to_date"), (3, "stale")):

@@ -252,6 +252,20 @@ def test_slash_and_the_home_directory_are_refused(world: World, which: str) -> N
         assert code == 0 and doc["scope"]["allowances"] == ["broad_root"], doc
 
 
+def test_the_password_databases_home_is_refused_whatever_home_says(world: World) -> None:
+    """``$HOME`` can point anywhere (here a temporary folder): the home directory the password database gives
+    this user is refused as a root all the same."""
+    import pwd
+
+    w = world
+    home = Path(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir))
+    assert str(home) != os.path.realpath(w.env["HOME"])
+    code, doc, _ = enable(w, home)
+    assert code == 2 and doc["error"]["code"] == "root_too_broad", doc
+    assert "is the home directory" in doc["error"]["detail"]
+    assert not w.config.exists()
+
+
 def test_a_tree_too_large_to_walk_is_refused_unless_allowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The walk stops at ``WALK_ENTRIES`` (lowered here: a tree of 100,000 entries takes seconds to make) and
     says so, instead of walking on."""
@@ -501,6 +515,18 @@ def test_identity_never_raises_on_remotes_git_prints_or_fails_to_list(world: Wor
     assert identity.kind == "git" and identity.root_commit and identity.remote_digests == ()
     code, doc, _ = enable(w, alpha, extra=("--replace", "--include-worktrees"))
     assert code == 0 and doc["scope"]["remote_digests"] == [] and doc["scope"]["worktrees_bound"] == 1, doc
+
+
+def test_identity_never_raises_on_a_remote_url_holding_a_newline(world: World) -> None:
+    """A remote URL set in the config may hold a newline: ``git remote -v`` then prints a line without a tab,
+    which is no remote (skipped), never an error; the other remotes still count."""
+    w = world
+    alpha = w.repos["alpha-svc"]
+    git(alpha, "remote", "add", "origin", "git@github.com:acme/alpha-svc.git")
+    git(alpha, "config", "remote.evil.url", "https://example.com/a\nno-tab-here")
+    identity, _ = repository_identity(str(alpha), include_worktrees=False, key=KEY)
+    assert identity.kind == "git" and identity.root_commit
+    assert remote_digest("github.com/acme/alpha-svc", KEY) in identity.remote_digests
 
 
 def test_every_enable_refusal_code_is_a_documented_one() -> None:
