@@ -96,6 +96,8 @@ class PreparedTerms(NamedTuple):
     derived: tuple[str, ...] = ()
     #: What the terms that name a command run (``retrieval.commands``).
     commands: tuple[Command, ...] = ()
+    #: The FTS5 strings of the terms themselves, without their forms (the leading part of ``fts_terms``).
+    own_fts: tuple[str, ...] = ()
 
     def fts_any(self) -> str | None:
         return " OR ".join(self.fts_terms) if self.fts_terms else None
@@ -150,6 +152,7 @@ def prepare_terms(raw_terms: Sequence[str], *, tokenizer: str, tokenize: Tokeniz
         words=words,
         derived=derived,
         commands=commands,
+        own_fts=tuple(fts),
     )
 
 
@@ -197,6 +200,14 @@ def admits(terms: PreparedTerms, texts: Sequence[str], *, cut: bool, command: st
     return cut
 
 
+def names_tool(terms: PreparedTerms, call_name: str) -> bool:
+    """Whether a term is the name of the call's tool, as the ``tool_names`` templates match it: the whole name,
+    case folded, or the tool's own part of an MCP name (``search`` names ``mcp__docs__search``)."""
+    name = ascii_lower(call_name)
+    own = name.rsplit("__", 1)[-1] if name.startswith("mcp__") else None
+    return any(low and low in (name, own) for low in (ascii_lower(t) for t in terms.terms))
+
+
 def marker_expression(words: Sequence[str], tokenizer: str) -> str:
     """An FTS5 OR-group of the provider's own marker words (prefix form unless trigram, or unless the word holds a
     space: a phrase, or one whole token written with a space after it)."""
@@ -219,8 +230,9 @@ def combined_expression(terms: PreparedTerms, words: Sequence[str], tokenizer: s
 
 
 def all_terms_expression(terms: PreparedTerms) -> str | None:
-    """``term AND term …``: a row holding every term that can reach MATCH (``:fts_all``), or None when none can."""
-    return " AND ".join(terms.fts_terms) if terms.fts_terms else None
+    """``term AND term …``: a row holding every term itself (not merely a form of it) that can reach MATCH
+    (``:fts_all``), or None when none can."""
+    return " AND ".join(terms.own_fts) if terms.own_fts else None
 
 
 #: Separators a phrase may be written with between its words in recorded text: punctuation, and the argv of a

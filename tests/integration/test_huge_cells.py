@@ -270,7 +270,8 @@ def test_an_output_tail_is_its_last_characters(tmp_path: Path, width: int) -> No
     from obelisk_session_evidence.templates.params import NO_UPPER_BOUND, bind
 
     char = {1: "x", 2: "é", 3: "€", 4: "𝄞"}[width]
-    tails = [f"collecting ...\n{'ok ' * 3000}{'a' * shift}{char * (READ_TAIL + 7)}\nE   ModuleNotFoundError\n"
+    filler = "ok " * (READ_HEAD // 3 + 1000)  # past the head: the templates read a tail only beyond it
+    tails = [f"collecting ...\n{filler}{'a' * shift}{char * (READ_TAIL + 7)}\nE   ModuleNotFoundError\n"
              f"Process exited with code {shift + 1}" for shift in range(4)]
     home = _tails_home(tmp_path, tails)
     values = {"sources": json.dumps(["claude"]), "roots": json.dumps([str(home.repo)]), "since": "",
