@@ -174,6 +174,15 @@ def _forms(usable: Sequence[str], *, tokenizer: str, tokenize: Tokenize,
     return tuple(words), tuple(f for f in fts if f not in quoted)
 
 
+def _without_roots(text: str, roots: Sequence[str]) -> str:
+    """``text`` without the bound roots' own spellings (a repository at ``~/src/test-app`` puts ``test`` in every
+    absolute path under it: that names where the session worked, not what it was about)."""
+    for spelling in (r.rstrip("/") for r in roots):
+        if len(spelling) > 1:
+            text = re.sub(re.escape(spelling), "", text, flags=re.IGNORECASE)
+    return text
+
+
 def admits(terms: PreparedTerms, texts: Sequence[str], *, cut: bool, command: str | None = None,
            roots: Sequence[str] = (), edited_file: bool = False) -> bool:
     """Whether a row whose searched cells read as ``texts`` holds what the request asks, as far as these texts
@@ -192,8 +201,9 @@ def admits(terms: PreparedTerms, texts: Sequence[str], *, cut: bool, command: st
     if others and any(v in low or v in loose(low) for low in lowered for v in others):
         return True
     plain = set(terms.plain)
-    if any(holds_word(text, low, form, variant=form not in plain and not edited_file)
-           for text, low in zip(texts, lowered, strict=True) for form in terms.words):
+    bare = [_without_roots(text, roots) for text in texts]  # a word of the root's own path is in every row
+    if any(holds_word(text, ascii_lower(text), form, variant=form not in plain and not edited_file)
+           for text in bare for form in terms.words):
         return True
     if command is not None and runs(command, terms.commands, roots):
         return True

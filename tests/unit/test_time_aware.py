@@ -73,6 +73,16 @@ def test_a_variant_never_widens_a_match_inside_a_path_or_identifier(term: str, t
     assert not _admits(term, text), (term, text)
 
 
+def test_a_term_only_in_the_bound_roots_own_path_is_not_held() -> None:
+    """A repository at ``/tmp/test_app`` puts ``test`` in every absolute path under it: that names where the
+    session worked, not what it did. The rest of the path still counts."""
+    roots = ["/tmp/test_app", "/private/tmp/test_app"]
+    output = "ERROR building /tmp/test_app/docs/contests.md: attesting plugin missing"
+    assert not admits(_terms("test"), [output], cut=False, roots=roots)
+    assert admits(_terms("test"), [output], cut=False)  # without the root known, its path counts
+    assert admits(_terms("test"), ["FAILED /TMP/TEST_APP/tests/test_cart.py"], cut=False, roots=roots)
+
+
 @pytest.mark.parametrize(("term", "text"), [
     ("webhook", "Read src/billing/webhook.py"), ("webhook", '{"file_path": "/srv/acme/webhook/handler.go"}'),
     ("retry", "retry_count = 3"), ("retry", "retryCount"), ("billing", "src/billing/charge.py"),
