@@ -267,6 +267,21 @@ def test_a_fifo_parent_of_a_workflow_run_is_unreadable_not_a_hang(world: World,
     assert detail["unknown_reason_unreadable_file"] == 1 and detail["unattributed_files"] == 1, detail
 
 
+def test_a_new_transcript_whose_head_cannot_be_read_is_counted_unattributed(world: World,
+                                                                           isolated_env: dict[str, str]) -> None:
+    """A session the index does not hold whose transcript is listed as a regular file but fails when read (a link
+    to ``/proc/self/mem``: a regular file whose read is an I/O error) is counted among the unattributed files, and
+    the reason is said; it never ends the request."""
+    (world.claude.parent / f"{uuid4(world.rng)}.jsonl").symlink_to("/proc/self/mem")
+    result = run_cli("query", "--db", str(world.db), "--config", str(world.config), stdin=world.request("claude"),
+                     env=isolated_env, timeout=HANG_S)
+    assert result.code == 0, result.stderr
+    envelope = result.document()
+    assert envelope["result"]["freshness"] == "unknown"
+    detail = envelope["provider_meta"]["freshness_detail"]
+    assert detail["unknown_reason_unreadable_file"] == 1 and detail["unattributed_files"] == 1, detail
+
+
 def test_regular_file_chunks_refuses_what_is_not_a_file_and_checks_before_every_chunk(tmp_path: Path) -> None:
     """The one reader of files on disk: a FIFO or a device is refused without blocking, a link refused on demand,
     the cap holds, and the caller's check runs before every chunk (its exception ends the read)."""
