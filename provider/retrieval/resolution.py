@@ -27,7 +27,7 @@ from .evidence import (
     shape_of,
 )
 from .hits import RawHit
-from .terms import PreparedTerms, admits, has_supply_cue, match_variants, names_tool
+from .terms import PreparedTerms, admits, has_supply_cue, match_variants
 from .timeline import mark_regressions, mark_superseded
 
 #: Messages kept per session after its failures: the agent's account of the cause or fix, and the user's messages
@@ -59,15 +59,15 @@ def candidates_of(hits: Sequence[RawHit], *, terms: PreparedTerms, roots: Sequen
 
 
 def _admitted(hit: RawHit, terms: PreparedTerms, roots: Sequence[str], window: int) -> bool:
-    """Whether the row holds a term, a form of one or a command equivalent to one (``terms.admits``): SQL finds
-    rows by substrings, so a form's row may hold it only inside another word (``test`` in ``latest``), or only
-    inside a path that a read or a search names (a form counts in a path only for the history of that file)."""
+    """Whether the row holds a term, a form of one, a command equivalent to one or its tool's name
+    (``terms.admits``): SQL finds rows by substrings, so a form's row may hold it only inside another word (``test``
+    in ``latest``), or only inside a path that a read or a search names (a form counts in a path only for the
+    history of that file)."""
     texts, cut = searched_cells(hit.row, window)
     row = hit.row
-    if row.get("call_name") is not None and names_tool(terms, str(row["call_name"])):
-        return True  # the term is the tool's name (the tool_names templates), not text of the call
-    command = command_text(row.get("call_name"), row.get("call_input")) if row.get("call_name") is not None else None
-    return admits(terms, texts, cut=cut, command=command, roots=roots,
+    tool = None if row.get("call_name") is None else str(row["call_name"])
+    command = command_text(row.get("call_name"), row.get("call_input")) if tool is not None else None
+    return admits(terms, texts, cut=cut, command=command, tool=tool, roots=roots,
                   edited_file=hit.evidence_type == "file_history")
 
 

@@ -184,16 +184,19 @@ def _without_roots(text: str, roots: Sequence[str]) -> str:
 
 
 def admits(terms: PreparedTerms, texts: Sequence[str], *, cut: bool, command: str | None = None,
-           roots: Sequence[str] = (), edited_file: bool = False) -> bool:
+           tool: str | None = None, roots: Sequence[str] = (), edited_file: bool = False) -> bool:
     """Whether a row whose searched cells read as ``texts`` holds what the request asks, as far as these texts
     tell: a term that is not plain words as a substring (as SQL found it), a plain term or one of its forms as a
-    whole word, or (``command``: the row's command) a command equivalent to a term's. A form that is not the term
+    whole word, (``command``: the row's command) a command equivalent to a term's, or (``tool``: the name of the
+    row's tool) a term naming that tool, as the ``tool_names`` templates match it. A form that is not the term
     itself counts inside a path or identifier only in an ``edited_file`` row (file history: the file is what the
     evidence is about, and ``webhook`` names the history of ``webhooks.py``); in a read, a search, an output or
     a message it must stand as a word (``retrieval.variants.holds_word``). When nothing here holds,
     the row is kept only if ``cut`` (SQL searched text these do not show) — the rows of a request whose terms
     add no form and name no plain word or command are kept whatever they hold, as before."""
     if not terms.plain and not terms.derived:
+        return True
+    if tool is not None and _names_tool(terms, tool):
         return True
     derived = set(terms.derived)
     others = match_variants([t for t in terms.instr_terms if t not in derived and t not in terms.plain], roots)
@@ -210,7 +213,7 @@ def admits(terms: PreparedTerms, texts: Sequence[str], *, cut: bool, command: st
     return cut
 
 
-def names_tool(terms: PreparedTerms, call_name: str) -> bool:
+def _names_tool(terms: PreparedTerms, call_name: str) -> bool:
     """Whether a term is the name of the call's tool, as the ``tool_names`` templates match it: the whole name,
     case folded, or the tool's own part of an MCP name (``search`` names ``mcp__docs__search``)."""
     name = ascii_lower(call_name)
